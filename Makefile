@@ -6,7 +6,7 @@
 #   make check      set up what is missing, then run every test; ends with "N passed, N failed"
 #   make demo       set up what is missing, boot the guest and show the driver
 #   make setup      install/build the toolchain, kernel and QEMU into the cache
-#   make clean
+#   make clean     (make clean-module: only the module build)
 #
 # Build against your own Rust-enabled kernel: make KDIR=/lib/modules/$(uname -r)/build
 
@@ -21,7 +21,7 @@ export LIBCLANG_PATH
 
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=1 BINDGEN=$(BINDGEN)
 
-.PHONY: all modules clippy setup check demo clean
+.PHONY: all modules clippy setup check demo clean clean-module
 
 all modules:
 	@test -n "$(KDIR)" || { echo "no kernel: run 'make setup' or pass KDIR=" >&2; exit 1; }
@@ -41,6 +41,9 @@ check:
 demo:
 	scripts/demo
 
-clean:
+clean-module:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; fi
-	rm -rf out target netdev/bindings_generated.rs netdev/bindings_wrap.c
+	rm -f netdev/bindings_generated.rs netdev/bindings_wrap.c netdev/kernel_types.blocklist
+
+clean: clean-module
+	rm -rf out target

@@ -10,7 +10,7 @@
 use crate::regs::{Register, MT_MAGIC, MT_MAGIC_REG};
 
 /// 32-bit and 16-bit access to BAR0.
-pub trait RegIo {
+pub(crate) trait RegIo {
     /// Reads the 32-bit register at `offset`.
     fn read32(&self, offset: usize) -> u32;
     /// Writes the 32-bit register at `offset`.
@@ -30,27 +30,27 @@ pub trait RegIo {
 }
 
 /// Atheros vendor id.
-pub const VENDOR_ATHEROS: u16 = 0x1969;
+pub(crate) const VENDOR_ATHEROS: u16 = 0x1969;
 
 /// PCI device ids of the family (`atl1c_hw.h`).
-pub mod device_id {
+pub(crate) mod device_id {
     /// L2C (Attansic).
-    pub const L2C: u16 = 0x1062;
+    pub(crate) const L2C: u16 = 0x1062;
     /// L1C (Attansic).
-    pub const L1C: u16 = 0x1063;
+    pub(crate) const L1C: u16 = 0x1063;
     /// AR8152 v1.1 Fast Ethernet.
-    pub const L2C_B: u16 = 0x2060;
+    pub(crate) const L2C_B: u16 = 0x2060;
     /// AR8152 v2.0 Fast Ethernet.
-    pub const L2C_B2: u16 = 0x2062;
+    pub(crate) const L2C_B2: u16 = 0x2062;
     /// AR8151 v1.0 Gigabit.
-    pub const L1D: u16 = 0x1073;
+    pub(crate) const L1D: u16 = 0x1073;
     /// AR8151 v2.0 Gigabit; also the Mikrotik 10/25G NIC.
-    pub const L1D_2_0: u16 = 0x1083;
+    pub(crate) const L1D_2_0: u16 = 0x1083;
 }
 
 /// Chip type (`enum atl1c_nic_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NicType {
+pub(crate) enum NicType {
     /// L1C gigabit.
     L1c,
     /// L2C fast ethernet.
@@ -69,7 +69,7 @@ pub enum NicType {
 
 impl NicType {
     /// Human-readable chip name, for the probe message.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Self::L1c => "L1C",
             Self::L2c => "L2C",
@@ -82,7 +82,7 @@ impl NicType {
     }
 
     /// Number of tx/rx queue pairs the driver uses (4 on the Mikrotik NIC, as in the C driver).
-    pub const fn queues(self) -> usize {
+    pub(crate) const fn queues(self) -> usize {
         match self {
             Self::Mt => 4,
             _ => 1,
@@ -90,12 +90,12 @@ impl NicType {
     }
 
     /// Whether the chip has a gigabit PHY (`ATL1C_LINK_CAP_1000M`).
-    pub const fn gigabit(self) -> bool {
+    pub(crate) const fn gigabit(self) -> bool {
         matches!(self, Self::L1c | Self::L1d | Self::L1d2)
     }
 
     /// Whether link state comes from `MT_SPEED` instead of an MDIO PHY.
-    pub const fn has_mdio_phy(self) -> bool {
+    pub(crate) const fn has_mdio_phy(self) -> bool {
         !matches!(self, Self::Mt)
     }
 }
@@ -105,7 +105,7 @@ impl NicType {
 /// Device 0x1083 is shared by the AR8151 v2.0 and the Mikrotik NIC; only the Mikrotik NIC reads
 /// [`MT_MAGIC`] at `MT_MAGIC_REG`. This is read before any MDIO access, since the Mikrotik NIC
 /// has no PHY behind MDIO. Unknown ids fall back to L1C, as in the C driver.
-pub fn identify(io: &impl RegIo, device: u16) -> NicType {
+pub(crate) fn identify(io: &impl RegIo, device: u16) -> NicType {
     match device {
         device_id::L2C => NicType::L2c,
         device_id::L1C => NicType::L1c,
@@ -161,7 +161,10 @@ mod tests {
         assert_eq!(identify(&mt, device_id::L1D_2_0), NicType::Mt);
         assert_eq!(mt.reads.get(), 1);
         assert_eq!(identify(&magic(0), device_id::L1D_2_0), NicType::L1d2);
-        assert_eq!(identify(&magic(!MT_MAGIC), device_id::L1D_2_0), NicType::L1d2);
+        assert_eq!(
+            identify(&magic(!MT_MAGIC), device_id::L1D_2_0),
+            NicType::L1d2
+        );
     }
 
     #[test]

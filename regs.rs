@@ -10,31 +10,31 @@
 
 /// A single-bit field of a 32-bit register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bit(u32);
+pub(crate) struct Bit(u32);
 
 impl Bit {
     /// The field at bit `n`.
-    pub const fn new(n: u32) -> Self {
+    pub(crate) const fn new(n: u32) -> Self {
         assert!(n < 32);
         Self(n)
     }
 
     /// The field's mask in the register.
-    pub const fn mask(self) -> u32 {
+    pub(crate) const fn mask(self) -> u32 {
         1 << self.0
     }
 }
 
 /// A multi-bit field `hi:lo` of a 32-bit register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bits {
+pub(crate) struct Bits {
     lo: u32,
     width: u32,
 }
 
 impl Bits {
     /// The field covering bits `hi` down to `lo`, both included.
-    pub const fn new(hi: u32, lo: u32) -> Self {
+    pub(crate) const fn new(hi: u32, lo: u32) -> Self {
         assert!(hi < 32 && lo <= hi);
         Self {
             lo,
@@ -43,28 +43,28 @@ impl Bits {
     }
 
     /// The largest value the field holds.
-    pub const fn max(self) -> u32 {
+    pub(crate) const fn max(self) -> u32 {
         u32::MAX >> (32 - self.width)
     }
 
     /// The field's mask in the register.
-    pub const fn mask(self) -> u32 {
+    pub(crate) const fn mask(self) -> u32 {
         self.max() << self.lo
     }
 
     /// Extracts the field from a raw register value.
-    pub const fn get(self, raw: u32) -> u32 {
+    pub(crate) const fn get(self, raw: u32) -> u32 {
         (raw >> self.lo) & self.max()
     }
 
     /// Replaces the field in `raw` with `value`, truncated to the field's width.
-    pub const fn set(self, raw: u32, value: u32) -> u32 {
+    pub(crate) const fn set(self, raw: u32, value: u32) -> u32 {
         (raw & !self.mask()) | ((value & self.max()) << self.lo)
     }
 }
 
 /// A 32-bit device register at a fixed BAR0 offset.
-pub trait Register: Copy {
+pub(crate) trait Register: Copy {
     /// Offset in BAR0.
     const OFFSET: usize;
 
@@ -108,9 +108,9 @@ macro_rules! register {
         $(#[$doc])*
         // Register names keep the C spelling (`MASTER_CTRL`) so the two drivers can be grepped
         // side by side; the kernel's own `register!` makes the same choice.
-        #[allow(non_camel_case_types)]
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-        pub struct $name(pub u32);
+        pub(crate) struct $name(pub u32);
 
         impl Register for $name {
             const OFFSET: usize = $off;
@@ -125,7 +125,7 @@ macro_rules! register {
         }
 
         impl $name {
-            $( $(#[$fdoc])* pub const $field: $kind = register!(@field $kind $hi $(: $lo)?); )*
+            $( $(#[$fdoc])* pub(crate) const $field: $kind = register!(@field $kind $hi $(: $lo)?); )*
         }
     )*};
     (@field Bit $n:literal) => { Bit::new($n) };
@@ -695,20 +695,20 @@ register! {
 }
 
 /// Value of `MT_MAGIC_REG` on the Mikrotik NIC (`MT_MAGIC` in the C driver).
-pub const MT_MAGIC: u32 = 0xaabb_1234;
+pub(crate) const MT_MAGIC: u32 = 0xaabb_1234;
 
 /// Size of BAR0.
-pub const BAR0_SIZE: usize = 0x40000;
+pub(crate) const BAR0_SIZE: usize = 0x40000;
 
 /// `ISR_TX_PKT_n`: tx completion interrupt per queue (queue 0 is bit 15, queues 1..3 are bits
 /// 28..30 on the Mikrotik NIC).
-pub const ISR_TX_PKT: [u32; 4] = [1 << 15, 1 << 28, 1 << 29, 1 << 30];
+pub(crate) const ISR_TX_PKT: [u32; 4] = [1 << 15, 1 << 28, 1 << 29, 1 << 30];
 
 /// `ISR_RX_PKT_n`: rx interrupt per queue.
-pub const ISR_RX_PKT: [u32; 4] = [1 << 16, 1 << 17, 1 << 18, 1 << 19];
+pub(crate) const ISR_RX_PKT: [u32; 4] = [1 << 16, 1 << 17, 1 << 18, 1 << 19];
 
 /// `IMR_NORMAL_MASK`: what the driver always keeps unmasked.
-pub const IMR_NORMAL_MASK: u32 = ISR::MANUAL.mask()
+pub(crate) const IMR_NORMAL_MASK: u32 = ISR::MANUAL.mask()
     | ISR::HW_RXF_OV.mask()
     | ISR::RFD0_UR.mask()
     | ISR::TXF_UR.mask()
@@ -720,13 +720,13 @@ pub const IMR_NORMAL_MASK: u32 = ISR::MANUAL.mask()
     | ISR::PHY_LINKDOWN.mask();
 
 /// `ISR_ERROR`: conditions that need a MAC reset.
-pub const ISR_ERROR: u32 = ISR::DMAR_TO_RST.mask()
+pub(crate) const ISR_ERROR: u32 = ISR::DMAR_TO_RST.mask()
     | ISR::TXQ_TO_RST.mask()
     | ISR::DMAW_TO_RST.mask()
     | ISR::PHY_LINKDOWN.mask();
 
 /// `ISR_OVER`: rx/tx FIFO and RFD underrun / overflow.
-pub const ISR_OVER: u32 = ISR::RFD0_UR.mask()
+pub(crate) const ISR_OVER: u32 = ISR::RFD0_UR.mask()
     | ISR::RFD1_UR.mask()
     | ISR::RFD2_UR.mask()
     | ISR::RFD3_UR.mask()
@@ -734,70 +734,70 @@ pub const ISR_OVER: u32 = ISR::RFD0_UR.mask()
     | ISR::TXF_UR.mask();
 
 /// Per-queue register offsets, indexed by queue number (0..=3).
-pub mod queue {
+pub(crate) mod queue {
     /// `REG_RFDn_HEAD_ADDR_LO`.
-    pub const RFD_HEAD_ADDR_LO: [usize; 4] = [0x1550, 0x1554, 0x1558, 0x155c];
+    pub(crate) const RFD_HEAD_ADDR_LO: [usize; 4] = [0x1550, 0x1554, 0x1558, 0x155c];
     /// `REG_RRDn_HEAD_ADDR_LO`.
-    pub const RRD_HEAD_ADDR_LO: [usize; 4] = [0x1568, 0x156c, 0x1570, 0x1574];
+    pub(crate) const RRD_HEAD_ADDR_LO: [usize; 4] = [0x1568, 0x156c, 0x1570, 0x1574];
     /// `REG_TPD_PRIn_ADDR_LO`.
-    pub const TPD_ADDR_LO: [usize; 4] = [0x1580, 0x157c, 0x1f10, 0x1f14];
+    pub(crate) const TPD_ADDR_LO: [usize; 4] = [0x1580, 0x157c, 0x1f10, 0x1f14];
     /// `REG_MB_RFDn_PROD_IDX`.
-    pub const RFD_PROD_IDX: [usize; 4] = [0x15e0, 0x15e4, 0x15e8, 0x15ec];
+    pub(crate) const RFD_PROD_IDX: [usize; 4] = [0x15e0, 0x15e4, 0x15e8, 0x15ec];
     /// `REG_TPD_PRIn_PIDX`: 16-bit tx producer index, the tx doorbell.
-    pub const TPD_PIDX: [usize; 4] = [0x15f2, 0x15f0, 0x1f1a, 0x1f18];
+    pub(crate) const TPD_PIDX: [usize; 4] = [0x15f2, 0x15f0, 0x1f1a, 0x1f18];
     /// `REG_TPD_PRIn_CIDX`: 16-bit tx consumer index.
-    pub const TPD_CIDX: [usize; 4] = [0x15f6, 0x15f4, 0x1f1e, 0x1f1c];
+    pub(crate) const TPD_CIDX: [usize; 4] = [0x15f6, 0x15f4, 0x1f1e, 0x1f1c];
 }
 
 /// MAC statistics counters, clear on read (`REG_MAC_RX_STATUS_BIN`..`REG_MAC_TX_STATUS_END`).
-pub mod stats {
+pub(crate) mod stats {
     /// First rx counter.
-    pub const RX_BIN: usize = 0x1700;
+    pub(crate) const RX_BIN: usize = 0x1700;
     /// Last rx counter.
-    pub const RX_END: usize = 0x175c;
+    pub(crate) const RX_END: usize = 0x175c;
     /// First tx counter.
-    pub const TX_BIN: usize = 0x1760;
+    pub(crate) const TX_BIN: usize = 0x1760;
     /// Last tx counter.
-    pub const TX_END: usize = 0x17c0;
+    pub(crate) const TX_END: usize = 0x17c0;
     /// Number of rx counters (`struct atl1c_hw_stats` rx part).
-    pub const RX_COUNT: usize = (RX_END - RX_BIN) / 4 + 1;
+    pub(crate) const RX_COUNT: usize = (RX_END - RX_BIN) / 4 + 1;
     /// Number of tx counters.
-    pub const TX_COUNT: usize = (TX_END - TX_BIN) / 4 + 1;
+    pub(crate) const TX_COUNT: usize = (TX_END - TX_BIN) / 4 + 1;
 }
 
 /// PHY (MII) registers specific to the AR8151 PHY, beyond the standard `mii.h` ones.
-pub mod phy {
+pub(crate) mod phy {
     /// PHY specific status.
-    pub const MII_GIGA_PSSR: u16 = 0x11;
+    pub(crate) const MII_GIGA_PSSR: u16 = 0x11;
     /// Speed and duplex resolved.
-    pub const GIGA_PSSR_SPD_DPLX_RESOLVED: u16 = 0x0800;
+    pub(crate) const GIGA_PSSR_SPD_DPLX_RESOLVED: u16 = 0x0800;
     /// Full duplex.
-    pub const GIGA_PSSR_DPLX: u16 = 0x2000;
+    pub(crate) const GIGA_PSSR_DPLX: u16 = 0x2000;
     /// Speed, bits 15:14.
-    pub const GIGA_PSSR_SPEED: u16 = 0xc000;
+    pub(crate) const GIGA_PSSR_SPEED: u16 = 0xc000;
     /// 10 Mb/s.
-    pub const GIGA_PSSR_10MBS: u16 = 0x0000;
+    pub(crate) const GIGA_PSSR_10MBS: u16 = 0x0000;
     /// 100 Mb/s.
-    pub const GIGA_PSSR_100MBS: u16 = 0x4000;
+    pub(crate) const GIGA_PSSR_100MBS: u16 = 0x4000;
     /// 1000 Mb/s.
-    pub const GIGA_PSSR_1000MBS: u16 = 0x8000;
+    pub(crate) const GIGA_PSSR_1000MBS: u16 = 0x8000;
     /// Interrupt enable.
-    pub const MII_IER: u16 = 0x12;
+    pub(crate) const MII_IER: u16 = 0x12;
     /// Interrupt status.
-    pub const MII_ISR: u16 = 0x13;
+    pub(crate) const MII_ISR: u16 = 0x13;
     /// Link-up interrupt.
-    pub const IER_LINK_UP: u16 = 0x0400;
+    pub(crate) const IER_LINK_UP: u16 = 0x0400;
     /// Link-down interrupt.
-    pub const IER_LINK_DOWN: u16 = 0x0800;
+    pub(crate) const IER_LINK_DOWN: u16 = 0x0800;
     /// Debug register address port.
-    pub const MII_DBG_ADDR: u16 = 0x1d;
+    pub(crate) const MII_DBG_ADDR: u16 = 0x1d;
     /// Debug register data port.
-    pub const MII_DBG_DATA: u16 = 0x1e;
+    pub(crate) const MII_DBG_DATA: u16 = 0x1e;
 }
 
 /// MAC speed as programmed into `MAC_CTRL::SPEED` (`enum atl1c_mac_speed`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MacSpeed {
+pub(crate) enum MacSpeed {
     /// Not set.
     Speed0 = 0,
     /// 10 or 100 Mb/s.
@@ -808,7 +808,7 @@ pub enum MacSpeed {
 
 impl MacSpeed {
     /// Decodes the register field; the reserved value 3 reads as `None`.
-    pub const fn from_field(v: u32) -> Option<Self> {
+    pub(crate) const fn from_field(v: u32) -> Option<Self> {
         match v {
             0 => Some(Self::Speed0),
             1 => Some(Self::Speed10_100),
@@ -820,14 +820,14 @@ impl MacSpeed {
 
 /// Splits a station address into the values of `MAC_STA_ADDR` and `MAC_STA_ADDR_HI`
 /// (`atl1c_hw_set_mac_addr`).
-pub const fn mac_to_regs(mac: [u8; 6]) -> (u32, u32) {
+pub(crate) const fn mac_to_regs(mac: [u8; 6]) -> (u32, u32) {
     let lo = u32::from_be_bytes([mac[2], mac[3], mac[4], mac[5]]);
     let hi = u32::from_be_bytes([0, 0, mac[0], mac[1]]);
     (lo, hi)
 }
 
 /// Inverse of [`mac_to_regs`]: the address the two registers hold.
-pub const fn regs_to_mac(lo: u32, hi: u32) -> [u8; 6] {
+pub(crate) const fn regs_to_mac(lo: u32, hi: u32) -> [u8; 6] {
     let l = lo.to_be_bytes();
     let h = hi.to_be_bytes();
     [h[2], h[3], l[0], l[1], l[2], l[3]]
@@ -858,7 +858,10 @@ mod tests {
             .with_bit(MAC_CTRL::DUPLX, true)
             .with_bit(MAC_CTRL::RX_EN, true);
         assert_eq!(r.raw(), (2 << 20) | (7 << 10) | (1 << 5) | (1 << 1));
-        assert_eq!(MacSpeed::from_field(r.field(MAC_CTRL::SPEED)), Some(MacSpeed::Speed1000));
+        assert_eq!(
+            MacSpeed::from_field(r.field(MAC_CTRL::SPEED)),
+            Some(MacSpeed::Speed1000)
+        );
         assert_eq!(r.field(MAC_CTRL::PRMLEN), 7);
         assert!(r.bit(MAC_CTRL::DUPLX));
         assert!(!r.bit(MAC_CTRL::TX_EN));
@@ -900,6 +903,9 @@ mod tests {
         let mac = [0x00, 0x0b, 0x6a, 0xf6, 0x00, 0xdc];
         assert_eq!(mac_to_regs(mac), (0x6af6_00dc, 0x0000_000b));
         assert_eq!(regs_to_mac(0x6af6_00dc, 0x0000_000b), mac);
-        assert_eq!(regs_to_mac(0x7400_5c38, 0xffff_0013), [0x00, 0x13, 0x74, 0x00, 0x5c, 0x38]);
+        assert_eq!(
+            regs_to_mac(0x7400_5c38, 0xffff_0013),
+            [0x00, 0x13, 0x74, 0x00, 0x5c, 0x38]
+        );
     }
 }

@@ -10,129 +10,131 @@
 //!
 //! This file uses only `core`.
 
+use core::num::NonZeroU32;
+
 use crate::regs::{Bit, Bits};
 
 /// Size of a TPD in bytes.
-pub const TPD_SIZE: usize = 16;
+pub(crate) const TPD_SIZE: usize = 16;
 /// Size of an RFD in bytes.
-pub const RFD_SIZE: usize = 8;
+pub(crate) const RFD_SIZE: usize = 8;
 /// Size of an RRD in bytes.
-pub const RRD_SIZE: usize = 16;
+pub(crate) const RRD_SIZE: usize = 16;
 
 /// Smallest ring the driver sets up.
-pub const MIN_RING: u16 = 64;
+pub(crate) const MIN_RING: u16 = 64;
 /// Largest TPD ring (`TPD_RING_SIZE` is 16 bits; the C driver caps at 1024).
-pub const MAX_TPD_RING: u16 = 1024;
+pub(crate) const MAX_TPD_RING: u16 = 1024;
 /// Largest RFD/RRD ring (`RFD_RING_SIZE` is 12 bits and indices in the RRD are 12 bits).
-pub const MAX_RFD_RING: u16 = 1024;
+pub(crate) const MAX_RFD_RING: u16 = 1024;
 
 /// Ethernet frame check sequence length, included in the RRD's packet size.
-pub const ETH_FCS_LEN: u16 = 4;
+pub(crate) const ETH_FCS_LEN: u16 = 4;
 /// Ethernet header length: the shortest frame worth passing up.
-pub const ETH_HLEN: u16 = 14;
+pub(crate) const ETH_HLEN: u16 = 14;
 
 /// Fields of TPD word 1.
-pub mod tpd {
+pub(crate) mod tpd {
     use super::{Bit, Bits};
 
     /// Checksum offload: L4 header offset, in 2-byte units (`TPD_L4HDR_OFFSET`); also the TCP
     /// header offset for LSO and the payload offset for custom checksum.
-    pub const L4HDR_OFFSET: Bits = Bits::new(7, 0);
+    pub(crate) const L4HDR_OFFSET: Bits = Bits::new(7, 0);
     /// Custom checksum enable.
-    pub const CCSUM_EN: Bit = Bit::new(8);
+    pub(crate) const CCSUM_EN: Bit = Bit::new(8);
     /// IPv4 header checksum.
-    pub const IP_CSUM: Bit = Bit::new(9);
+    pub(crate) const IP_CSUM: Bit = Bit::new(9);
     /// TCP checksum.
-    pub const TCP_CSUM: Bit = Bit::new(10);
+    pub(crate) const TCP_CSUM: Bit = Bit::new(10);
     /// UDP checksum.
-    pub const UDP_CSUM: Bit = Bit::new(11);
+    pub(crate) const UDP_CSUM: Bit = Bit::new(11);
     /// TCP large send offload.
-    pub const LSO_EN: Bit = Bit::new(12);
+    pub(crate) const LSO_EN: Bit = Bit::new(12);
     /// LSO version: 0 = IPv4 only, 1 = IPv4/IPv6 (needs the extension TPD).
-    pub const LSO_VER: Bit = Bit::new(13);
+    pub(crate) const LSO_VER: Bit = Bit::new(13);
     /// VLAN tag is in the descriptor.
-    pub const CON_VTAG: Bit = Bit::new(14);
+    pub(crate) const CON_VTAG: Bit = Bit::new(14);
     /// Insert the VLAN tag.
-    pub const INS_VTAG: Bit = Bit::new(15);
+    pub(crate) const INS_VTAG: Bit = Bit::new(15);
     /// IPv4 packet (valid with LSO version 1).
-    pub const IPV4_PACKET: Bit = Bit::new(16);
+    pub(crate) const IPV4_PACKET: Bit = Bit::new(16);
     /// 1 = Ethernet II, 0 = 802.3.
-    pub const ETH_TYPE: Bit = Bit::new(17);
+    pub(crate) const ETH_TYPE: Bit = Bit::new(17);
     /// Custom checksum: offset of the checksum field, in 2-byte units.
-    pub const CCSUM_OFFSET: Bits = Bits::new(25, 18);
+    pub(crate) const CCSUM_OFFSET: Bits = Bits::new(25, 18);
     /// Custom checksum: the frame has Ethernet padding.
-    pub const CCSUM_EPAD: Bit = Bit::new(30);
+    pub(crate) const CCSUM_EPAD: Bit = Bit::new(30);
     /// LSO: maximum segment size.
-    pub const MSS: Bits = Bits::new(30, 18);
+    pub(crate) const MSS: Bits = Bits::new(30, 18);
     /// Last descriptor of a frame.
-    pub const EOP: Bit = Bit::new(31);
+    pub(crate) const EOP: Bit = Bit::new(31);
 }
 
 /// Fields of the RRD (`atl1c_recv_ret_status`).
-pub mod rrs {
+pub(crate) mod rrs {
     use super::{Bit, Bits};
 
     /// Word 0: hardware checksum of the frame.
-    pub const RX_CSUM: Bits = Bits::new(15, 0);
+    pub(crate) const RX_CSUM: Bits = Bits::new(15, 0);
     /// Word 0: number of RFDs the frame occupies.
-    pub const RX_RFD_CNT: Bits = Bits::new(19, 16);
+    pub(crate) const RX_RFD_CNT: Bits = Bits::new(19, 16);
     /// Word 0: index of the first RFD.
-    pub const RX_RFD_INDEX: Bits = Bits::new(31, 20);
+    pub(crate) const RX_RFD_INDEX: Bits = Bits::new(31, 20);
 
     /// Word 3: frame length including FCS.
-    pub const PKT_SIZE: Bits = Bits::new(13, 0);
+    pub(crate) const PKT_SIZE: Bits = Bits::new(13, 0);
     /// Word 3: bad L4 checksum.
-    pub const ERR_L4_CSUM: Bit = Bit::new(14);
+    pub(crate) const ERR_L4_CSUM: Bit = Bit::new(14);
     /// Word 3: bad IP checksum.
-    pub const ERR_IP_CSUM: Bit = Bit::new(15);
+    pub(crate) const ERR_IP_CSUM: Bit = Bit::new(15);
     /// Word 3: VLAN tag stripped into `vlan_tag`.
-    pub const VLAN_INS: Bit = Bit::new(16);
+    pub(crate) const VLAN_INS: Bit = Bit::new(16);
     /// Word 3: protocol id (1 = IPv4 only, 6 = IPv6 only, ...).
-    pub const PROT_ID: Bits = Bits::new(19, 17);
+    pub(crate) const PROT_ID: Bits = Bits::new(19, 17);
     /// Word 3, Mikrotik NIC: TCP or UDP with a good checksum (`RRS_MT_PROT_ID_TCPUDP`).
-    pub const MT_PROT_ID_TCPUDP: Bit = Bit::new(19);
+    pub(crate) const MT_PROT_ID_TCPUDP: Bit = Bit::new(19);
     /// Word 3: some receive error (summary).
-    pub const RX_ERR_SUM: Bit = Bit::new(20);
+    pub(crate) const RX_ERR_SUM: Bit = Bit::new(20);
     /// Word 3: CRC error.
-    pub const RX_ERR_CRC: Bit = Bit::new(21);
+    pub(crate) const RX_ERR_CRC: Bit = Bit::new(21);
     /// Word 3: frame alignment error.
-    pub const RX_ERR_FAE: Bit = Bit::new(22);
+    pub(crate) const RX_ERR_FAE: Bit = Bit::new(22);
     /// Word 3: truncated.
-    pub const RX_ERR_TRUNC: Bit = Bit::new(23);
+    pub(crate) const RX_ERR_TRUNC: Bit = Bit::new(23);
     /// Word 3: runt.
-    pub const RX_ERR_RUNC: Bit = Bit::new(24);
+    pub(crate) const RX_ERR_RUNC: Bit = Bit::new(24);
     /// Word 3: ICMP error.
-    pub const RX_ERR_ICMP: Bit = Bit::new(25);
+    pub(crate) const RX_ERR_ICMP: Bit = Bit::new(25);
     /// Word 3: broadcast.
-    pub const PACKET_BCAST: Bit = Bit::new(26);
+    pub(crate) const PACKET_BCAST: Bit = Bit::new(26);
     /// Word 3: multicast.
-    pub const PACKET_MCAST: Bit = Bit::new(27);
+    pub(crate) const PACKET_MCAST: Bit = Bit::new(27);
     /// Word 3: 1 = 802.3, 0 = Ethernet II.
-    pub const PACKET_TYPE: Bit = Bit::new(28);
+    pub(crate) const PACKET_TYPE: Bit = Bit::new(28);
     /// Word 3: rx FIFO full.
-    pub const FIFO_FULL: Bit = Bit::new(29);
+    pub(crate) const FIFO_FULL: Bit = Bit::new(29);
     /// Word 3: 802.3 length error.
-    pub const LEN_ERR_802_3: Bit = Bit::new(30);
+    pub(crate) const LEN_ERR_802_3: Bit = Bit::new(30);
     /// Word 3: the device has written this RRD.
-    pub const RXD_UPDATED: Bit = Bit::new(31);
+    pub(crate) const RXD_UPDATED: Bit = Bit::new(31);
 }
 
 /// Transmit packet descriptor (`struct atl1c_tpd_desc`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tpd {
+pub(crate) struct Tpd {
     /// Buffer length in bytes.
-    pub buffer_len: u16,
+    pub(crate) buffer_len: u16,
     /// VLAN tag, in the device's byte order (`AT_VLAN_TO_TAG`).
-    pub vlan_tag: u16,
+    pub(crate) vlan_tag: u16,
     /// Flags and offsets, see [`tpd`].
-    pub word1: u32,
+    pub(crate) word1: u32,
     /// DMA address of the buffer.
-    pub buffer_addr: u64,
+    pub(crate) buffer_addr: u64,
 }
 
 impl Tpd {
     /// The descriptor as the device reads it.
-    pub fn to_bytes(&self) -> [u8; TPD_SIZE] {
+    pub(crate) fn to_bytes(self) -> [u8; TPD_SIZE] {
         let mut b = [0u8; TPD_SIZE];
         b[0..2].copy_from_slice(&self.buffer_len.to_le_bytes());
         b[2..4].copy_from_slice(&self.vlan_tag.to_le_bytes());
@@ -142,7 +144,7 @@ impl Tpd {
     }
 
     /// Parses a descriptor from DMA memory.
-    pub fn from_bytes(b: &[u8; TPD_SIZE]) -> Self {
+    pub(crate) fn from_bytes(b: &[u8; TPD_SIZE]) -> Self {
         Self {
             buffer_len: u16::from_le_bytes([b[0], b[1]]),
             vlan_tag: u16::from_le_bytes([b[2], b[3]]),
@@ -152,17 +154,17 @@ impl Tpd {
     }
 
     /// Whether a word-1 bit is set.
-    pub fn bit(&self, f: Bit) -> bool {
+    pub(crate) fn bit(&self, f: Bit) -> bool {
         self.word1 & f.mask() != 0
     }
 
     /// A word-1 field.
-    pub fn field(&self, f: Bits) -> u32 {
+    pub(crate) fn field(&self, f: Bits) -> u32 {
         f.get(self.word1)
     }
 
     /// Sets or clears a word-1 bit.
-    pub fn set_bit(&mut self, f: Bit, on: bool) {
+    pub(crate) fn set_bit(&mut self, f: Bit, on: bool) {
         self.word1 = if on {
             self.word1 | f.mask()
         } else {
@@ -171,7 +173,7 @@ impl Tpd {
     }
 
     /// Sets a word-1 field; values wider than the field are an error.
-    pub fn set_field(&mut self, f: Bits, value: u32) -> Result<(), DescError> {
+    pub(crate) fn set_field(&mut self, f: Bits, value: u32) -> Result<(), DescError> {
         if value > f.max() {
             return Err(DescError::FieldOverflow);
         }
@@ -182,26 +184,26 @@ impl Tpd {
 
 /// Errors building a descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DescError {
+pub(crate) enum DescError {
     /// A value does not fit its descriptor field.
     FieldOverflow,
 }
 
 /// Receive free descriptor (`struct atl1c_rx_free_desc`): the address of an empty buffer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Rfd {
+pub(crate) struct Rfd {
     /// DMA address of the buffer.
-    pub buffer_addr: u64,
+    pub(crate) buffer_addr: u64,
 }
 
 impl Rfd {
     /// The descriptor as the device reads it.
-    pub fn to_bytes(&self) -> [u8; RFD_SIZE] {
+    pub(crate) fn to_bytes(self) -> [u8; RFD_SIZE] {
         self.buffer_addr.to_le_bytes()
     }
 
     /// Parses a descriptor from DMA memory.
-    pub fn from_bytes(b: &[u8; RFD_SIZE]) -> Self {
+    pub(crate) fn from_bytes(b: &[u8; RFD_SIZE]) -> Self {
         Self {
             buffer_addr: u64::from_le_bytes(*b),
         }
@@ -210,22 +212,22 @@ impl Rfd {
 
 /// Receive return descriptor (`struct atl1c_recv_ret_status`), written by the device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Rrd {
+pub(crate) struct Rrd {
     /// Checksum, RFD count and RFD index, see [`rrs`].
-    pub word0: u32,
+    pub(crate) word0: u32,
     /// RSS hash.
-    pub rss_hash: u32,
+    pub(crate) rss_hash: u32,
     /// Stripped VLAN tag, in the device's byte order.
-    pub vlan_tag: u16,
+    pub(crate) vlan_tag: u16,
     /// Header-split and hash flags.
-    pub flag: u16,
+    pub(crate) flag: u16,
     /// Length, errors and the updated bit, see [`rrs`].
-    pub word3: u32,
+    pub(crate) word3: u32,
 }
 
 impl Rrd {
     /// The descriptor as the device writes it.
-    pub fn to_bytes(&self) -> [u8; RRD_SIZE] {
+    pub(crate) fn to_bytes(self) -> [u8; RRD_SIZE] {
         let mut b = [0u8; RRD_SIZE];
         b[0..4].copy_from_slice(&self.word0.to_le_bytes());
         b[4..8].copy_from_slice(&self.rss_hash.to_le_bytes());
@@ -236,7 +238,7 @@ impl Rrd {
     }
 
     /// Parses a descriptor from DMA memory.
-    pub fn from_bytes(b: &[u8; RRD_SIZE]) -> Self {
+    pub(crate) fn from_bytes(b: &[u8; RRD_SIZE]) -> Self {
         Self {
             word0: le32(b, 0),
             rss_hash: le32(b, 4),
@@ -247,7 +249,7 @@ impl Rrd {
     }
 
     /// Whether the device has written this descriptor (`RRS_RXD_IS_VALID`).
-    pub fn is_updated(&self) -> bool {
+    pub(crate) fn is_updated(&self) -> bool {
         self.word3 & rrs::RXD_UPDATED.mask() != 0
     }
 }
@@ -262,7 +264,7 @@ fn le64(b: &[u8], at: usize) -> u64 {
 
 /// Why a received descriptor was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RxError {
+pub(crate) enum RxError {
     /// The device flagged the frame as bad (`RRS_RX_ERR_SUM` or `RRS_802_3_LEN_ERR`).
     FrameError,
     /// The RRD names an RFD index outside the ring.
@@ -279,15 +281,15 @@ pub enum RxError {
 
 /// A received frame whose RRD passed every check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RxFrame {
+pub(crate) struct RxFrame {
     /// Index of the RFD holding the frame.
-    pub rfd_index: u16,
+    pub(crate) rfd_index: u16,
     /// Frame length without FCS: what to pass up.
-    pub len: u16,
+    pub(crate) len: u16,
     /// Mikrotik NIC only: the device verified a TCP/UDP checksum.
-    pub l4_csum_ok: bool,
+    pub(crate) l4_csum_ok: bool,
     /// A VLAN tag was stripped into the RRD.
-    pub vlan: Option<u16>,
+    pub(crate) vlan: Option<u16>,
 }
 
 /// Validates an updated RRD against the RFD ring before anything in it is used.
@@ -296,7 +298,7 @@ pub struct RxFrame {
 /// next (RFDs are used in ring order), `buf_len` the size of each rx buffer and `mt` whether
 /// the Mikrotik checksum bit is meaningful. On error nothing in the RRD may be used: the caller
 /// drops the frame, counts it and recycles the RFD at `expected`.
-pub fn check_rrd(
+pub(crate) fn check_rrd(
     rrd: &Rrd,
     rfd_count: u16,
     expected: u16,
@@ -342,59 +344,69 @@ pub fn check_rrd(
 ///
 /// # Invariants
 ///
-/// `count` is at least 2, and every index handled is below `count`.
+/// `count` is at least 2. Results are always below `count`; arguments are expected to be too
+/// (indices the driver keeps), and [`RingIndex::contains`] checks one that is not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RingIndex {
-    count: u16,
+pub(crate) struct RingIndex {
+    count: NonZeroU32,
 }
 
 impl RingIndex {
     /// A ring of `count` descriptors; `None` unless 2 <= `count`.
-    pub const fn new(count: u16) -> Option<Self> {
+    pub(crate) fn new(count: u16) -> Option<Self> {
         if count < 2 {
-            None
-        } else {
-            // INVARIANT: `count` >= 2, checked above.
-            Some(Self { count })
+            return None;
         }
+        // INVARIANT: `count` >= 2, checked above.
+        NonZeroU32::new(u32::from(count)).map(|count| Self { count })
     }
 
     /// Number of descriptors.
-    pub const fn count(self) -> u16 {
-        self.count
+    pub(crate) fn count(self) -> u16 {
+        // CAST: built from a `u16` in `new`.
+        self.count.get() as u16
     }
 
     /// Whether `i` is a valid index into the ring.
-    pub const fn contains(self, i: u16) -> bool {
-        i < self.count
+    pub(crate) fn contains(self, i: u16) -> bool {
+        u32::from(i) < self.count.get()
+    }
+
+    /// Reduces a sum of indices modulo `count`; the divisor is non-zero by type, so there is no
+    /// division-by-zero path.
+    fn wrap(self, v: u32) -> u16 {
+        // CAST: the remainder is below `count`, a `u16`.
+        (v % self.count) as u16
     }
 
     /// The index after `i`, wrapping at `count`.
-    pub const fn next(self, i: u16) -> u16 {
+    pub(crate) fn next(self, i: u16) -> u16 {
         self.advance(i, 1)
     }
 
     /// The index `n` after `i`, wrapping at `count`.
-    pub const fn advance(self, i: u16, n: u16) -> u16 {
-        // Computed in u32 so that no sum of two indices below 65536 overflows.
-        ((i as u32 + n as u32) % self.count as u32) as u16
+    pub(crate) fn advance(self, i: u16, n: u16) -> u16 {
+        // Computed in u32 so that no sum of two `u16`s overflows.
+        self.wrap(u32::from(i) + u32::from(n))
     }
 
     /// Descriptors in flight from `next_to_clean` up to (not including) `next_to_use`.
-    pub const fn used(self, next_to_use: u16, next_to_clean: u16) -> u16 {
-        ((next_to_use as u32 + self.count as u32 - next_to_clean as u32) % self.count as u32) as u16
+    pub(crate) fn used(self, next_to_use: u16, next_to_clean: u16) -> u16 {
+        self.wrap(
+            u32::from(next_to_use) + self.count.get() - u32::from(self.wrap(next_to_clean.into())),
+        )
     }
 
     /// Descriptors the producer can still fill (`atl1c_tpd_avail`): one slot always stays
     /// empty so that a full ring differs from an empty one.
-    pub const fn free(self, next_to_use: u16, next_to_clean: u16) -> u16 {
-        self.count - 1 - self.used(next_to_use, next_to_clean)
+    pub(crate) fn free(self, next_to_use: u16, next_to_clean: u16) -> u16 {
+        self.count() - 1 - self.used(next_to_use, next_to_clean)
     }
 
     /// Whether `i` lies in `[next_to_clean, next_to_use]`, the only values a consumer index read
     /// from the device may take; anything else must not be trusted.
-    pub const fn valid_consumer(self, i: u16, next_to_use: u16, next_to_clean: u16) -> bool {
-        i < self.count && self.used(i, next_to_clean) <= self.used(next_to_use, next_to_clean)
+    pub(crate) fn valid_consumer(self, i: u16, next_to_use: u16, next_to_clean: u16) -> bool {
+        self.contains(i) && self.used(i, next_to_clean) <= self.used(next_to_use, next_to_clean)
     }
 }
 
@@ -425,8 +437,8 @@ mod tests {
         assert_eq!(
             b,
             [
-                0xea, 0x05, 0x34, 0x12, 0x00, 0x00, 0x00, 0x80, 0x00, 0xb0, 0xad, 0xde, 0x01,
-                0x00, 0x00, 0x00
+                0xea, 0x05, 0x34, 0x12, 0x00, 0x00, 0x00, 0x80, 0x00, 0xb0, 0xad, 0xde, 0x01, 0x00,
+                0x00, 0x00
             ]
         );
         assert_eq!(Tpd::from_bytes(&b), t);
@@ -484,7 +496,10 @@ mod tests {
             })
         );
         // The checksum bit means nothing on AR8151.
-        assert_eq!(check_rrd(&r, 256, 5, 1536, false).map(|f| f.l4_csum_ok), Ok(false));
+        assert_eq!(
+            check_rrd(&r, 256, 5, 1536, false).map(|f| f.l4_csum_ok),
+            Ok(false)
+        );
     }
 
     #[test]
@@ -527,11 +542,23 @@ mod tests {
         );
         // Device-flagged errors.
         assert_eq!(
-            check_rrd(&rrd(44, 1, 60, rrs::RX_ERR_SUM.mask()), 256, 44, 1536, false),
+            check_rrd(
+                &rrd(44, 1, 60, rrs::RX_ERR_SUM.mask()),
+                256,
+                44,
+                1536,
+                false
+            ),
             Err(RxError::FrameError)
         );
         assert_eq!(
-            check_rrd(&rrd(44, 1, 60, rrs::LEN_ERR_802_3.mask()), 256, 44, 1536, false),
+            check_rrd(
+                &rrd(44, 1, 60, rrs::LEN_ERR_802_3.mask()),
+                256,
+                44,
+                1536,
+                false
+            ),
             Err(RxError::FrameError)
         );
         // Edge: exactly header + FCS, exactly the buffer.

@@ -69,6 +69,7 @@ mod tests {
         offset_of,
         size_of, //
     };
+    use kernel::bindings::sk_buff;
 
     /// The C value at `index` of `atl1c_rs_layout` (netdev/helpers.c).
     fn c(index: u32) -> usize {
@@ -101,8 +102,14 @@ mod tests {
             offset_of!(net_device, hw_features)
         );
         assert_eq!(c(ATL1C_RS_NET_DEVICE_MTU), offset_of!(net_device, mtu));
-        assert_eq!(c(ATL1C_RS_NET_DEVICE_MIN_MTU), offset_of!(net_device, min_mtu));
-        assert_eq!(c(ATL1C_RS_NET_DEVICE_MAX_MTU), offset_of!(net_device, max_mtu));
+        assert_eq!(
+            c(ATL1C_RS_NET_DEVICE_MIN_MTU),
+            offset_of!(net_device, min_mtu)
+        );
+        assert_eq!(
+            c(ATL1C_RS_NET_DEVICE_MAX_MTU),
+            offset_of!(net_device, max_mtu)
+        );
         assert_eq!(
             c(ATL1C_RS_NET_DEVICE_WATCHDOG_TIMEO),
             offset_of!(net_device, watchdog_timeo)

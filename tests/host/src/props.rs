@@ -2,8 +2,8 @@
 
 //! Property tests for ring index math and descriptor packing.
 
-use atl1c_rs_host::regs::Bits;
-use atl1c_rs_host::ring::{check_rrd, rrs, Rrd, RingIndex, RxError, Tpd, ETH_FCS_LEN};
+use crate::regs::Bits;
+use crate::ring::{check_rrd, rrs, RingIndex, Rrd, RxError, Tpd, ETH_FCS_LEN};
 use proptest::prelude::*;
 
 fn ring_and_span() -> impl Strategy<Value = (u16, u16, u16)> {

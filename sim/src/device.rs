@@ -1,0 +1,910 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The card: BAR0 register semantics, MDIO, interrupts with moderation and retrigger timers,
+//! TPD/RFD/RRD ring processing with DMA into guest memory, MAC statistics.
+//!
+//! Written from the C driver's register definitions and behaviour (atl1c_hw.h, atl1c.h,
+//! atl1c_main.c). The device never trusts the driver: every index and address it is given is
+//! checked, and whatever does not fit is logged, counted in `protocol_errors` and ignored.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::net;
+use crate::pci::ConfigSpace;
+use crate::phy::Phy;
+use crate::regs::{self, queue, stats, Register};
+use crate::ring::{self, rrs, tpd, Rrd, Tpd, RFD_SIZE, RRD_SIZE, TPD_SIZE};
+
+/// Which card the model is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Personality {
+    /// Mikrotik 10/25G: device 0x1083, MT_MAGIC, no PHY, 4 queues, jumbo 9500.
+    Mikrotik,
+    /// AR8151 v2.0: device 0x1083, MDIO PHY, 1 queue, 1000 Mb/s.
+    Ar8151,
+}
+
+impl Personality {
+    /// Parses the command-line name.
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "mikrotik" => Some(Self::Mikrotik),
+            "ar8151" => Some(Self::Ar8151),
+            _ => None,
+        }
+    }
+
+    /// PCI device id.
+    pub fn device_id(self) -> u16 {
+        0x1083
+    }
+
+    /// PCI revision.
+    pub fn revision(self) -> u8 {
+        0xc0
+    }
+
+    /// Largest frame on the wire, without FCS (MTU 9500 or the C driver's 6 KiB jumbo limit).
+    pub fn max_frame(self) -> usize {
+        match self {
+            Self::Mikrotik => 9500 + net::ETH_HLEN + 4,
+            Self::Ar8151 => 6 * 1024 - 4,
+        }
+    }
+}
+
+/// What the device needs from its surroundings.
+pub trait Env {
+    /// Reads guest memory; false when any byte is outside guest memory.
+    fn dma_read(&mut self, addr: u64, buf: &mut [u8]) -> bool;
+    /// Writes guest memory; false when any byte is outside guest memory.
+    fn dma_write(&mut self, addr: u64, data: &[u8]) -> bool;
+    /// Puts a frame (without FCS) on the wire.
+    fn transmit(&mut self, frame: &[u8]);
+    /// Signals the interrupt (MSI, or INTx when MSI is off).
+    fn interrupt(&mut self);
+    /// Monotonic time.
+    fn now(&self) -> Duration;
+}
+
+/// Counters the model exports (see Documentation/sim.rst).
+#[derive(Default, Debug, Clone)]
+pub struct Counters {
+    /// BAR0 reads per register offset (dword aligned).
+    pub mmio_reads: BTreeMap<u32, u64>,
+    /// BAR0 writes per register offset (dword aligned).
+    pub mmio_writes: BTreeMap<u32, u64>,
+    /// Tx producer-index writes per queue.
+    pub doorbells: [u64; 4],
+    /// Interrupts raised.
+    pub irqs: u64,
+    /// Frames put on the wire, per tx queue (TSO segments counted one by one).
+    pub tx_frames: [u64; 4],
+    /// Bytes put on the wire, per tx queue.
+    pub tx_bytes: [u64; 4],
+    /// Frames received into an RFD, per rx queue.
+    pub rx_frames: [u64; 4],
+    /// Bytes received into RFDs, per rx queue.
+    pub rx_bytes: [u64; 4],
+    /// Frames dropped because no RFD was free, per rx queue.
+    pub rx_dropped: [u64; 4],
+    /// Frames not received for other reasons (receiver off, filtered, oversize).
+    pub rx_filtered: u64,
+    /// TSO super-frames segmented.
+    pub tso_frames: u64,
+    /// Checksums inserted.
+    pub csum_inserted: u64,
+    /// Driver protocol errors, by kind.
+    pub protocol_errors: BTreeMap<&'static str, u64>,
+}
+
+const ISR_TX: u32 = (1 << 15) | (1 << 28) | (1 << 29) | (1 << 30);
+const ISR_RX: u32 = 0x000f_0000;
+const ISR_DIS_INT: u32 = 1 << 31;
+const MAC_STATS: usize = stats::RX_COUNT + stats::TX_COUNT;
+
+// Indices into the MAC statistics block (struct atl1c_hw_stats order).
+const RX_OK: usize = 0;
+const RX_BCAST: usize = 1;
+const RX_MCAST: usize = 2;
+const RX_BYTE_CNT: usize = 7;
+const RX_SZ_64: usize = 10;
+const RX_SZ_OV: usize = 17;
+const RX_RRD_OV: usize = 19;
+const RX_ERR_ADDR: usize = 23;
+const TX_OK: usize = stats::RX_COUNT;
+const TX_BCAST: usize = TX_OK + 1;
+const TX_MCAST: usize = TX_OK + 2;
+const TX_BYTE_CNT: usize = TX_OK + 7;
+const TX_SZ_64: usize = TX_OK + 8;
+const TX_TRUNC: usize = TX_OK + 22;
+
+/// Registers the C driver (and atl1c_rs) may touch; a write elsewhere is a protocol error.
+const KNOWN: &[(u32, u32)] = &[
+    (0x0000, 0x0000), // AT_WRITE_FLUSH reads offset 0
+    (0x0004, 0x0004), // the driver's PCI_COMMAND mirror
+    (0x0068, 0x0068), // LINK_CTRL
+    (0x0080, 0x0084), // PCIE_IND_ACC
+    (0x0200, 0x0200), // DEV_SERIALNUM_CTRL
+    (0x0218, 0x021c), // TWSI_CTRL, PCIE_DEV_MISC_CTRL
+    (0x1000, 0x1004), // PCIE_PHYMISC, PHYMISC2
+    (0x1108, 0x1108), // TWSI_DEBUG
+    (0x1114, 0x1114), // DMA_DBG
+    (0x12c0, 0x12c4), // EEPROM
+    (0x12f0, 0x12fc), // OTP_CTRL, PM_CTRL, LTSSM
+    (0x1400, 0x1424), // MASTER .. SERDES
+    (0x143c, 0x1448), // LPI, MDIO_EXTN
+    (0x1480, 0x14a8), // MAC_CTRL .. WOL
+    (0x1500, 0x1534), // SRAM partition, LOAD_PTR
+    (0x1540, 0x15fc), // rings, queues, DMA, mailboxes
+    (0x1600, 0x1608), // ISR, IMR, retrigger
+    (0x1700, 0x17c0), // MAC statistics
+    (0x1814, 0x1814), // CLK_GATING_CTRL
+    (0x1900, 0x1904), // DEBUG_DATA
+    (0x1f00, 0x1f1c), // Mikrotik registers, TPD rings 2/3
+];
+
+fn known(off: u32) -> bool {
+    KNOWN.iter().any(|&(a, b)| (a..=b).contains(&off))
+}
+
+/// The device model.
+pub struct Device {
+    pers: Personality,
+    /// PCI configuration space.
+    pub cfg: ConfigSpace,
+    regs: Vec<u32>,
+    phy: Phy,
+    isr: u32,
+    dis_int: bool,
+    signalled: u32,
+    last_irq: Option<Duration>,
+    rx_next: Duration,
+    tx_next: Duration,
+    deadline: Option<Duration>,
+    pidx: [u16; 4],
+    tpd_cons: [u16; 4],
+    rfd_cons: [u16; 4],
+    rrd_prod: [u16; 4],
+    link: bool,
+    speed: u32,
+    mac_stats: [u32; MAC_STATS],
+    /// Exported counters.
+    pub counters: Counters,
+}
+
+impl Device {
+    /// A freshly powered card with the given personality, link up, and `mac` preloaded in
+    /// `MAC_STA_ADDR` (as the firmware / EEPROM loader does).
+    pub fn new(pers: Personality, mac: [u8; 6]) -> Self {
+        let mut d = Self {
+            pers,
+            cfg: ConfigSpace::new(pers.device_id(), pers.revision()),
+            regs: vec![0; regs::BAR0_SIZE / 4],
+            phy: Phy::new(true),
+            isr: 0,
+            dis_int: false,
+            signalled: 0,
+            last_irq: None,
+            rx_next: Duration::ZERO,
+            tx_next: Duration::ZERO,
+            deadline: None,
+            pidx: [0; 4],
+            tpd_cons: [0; 4],
+            rfd_cons: [0; 4],
+            rrd_prod: [0; 4],
+            link: true,
+            speed: match pers {
+                Personality::Mikrotik => 10000,
+                Personality::Ar8151 => 1000,
+            },
+            mac_stats: [0; MAC_STATS],
+            counters: Counters::default(),
+        };
+        let (lo, hi) = regs::mac_to_regs(mac);
+        d.set(regs::MAC_STA_ADDR::OFFSET, lo);
+        d.set(regs::MAC_STA_ADDR_HI::OFFSET, hi);
+        d
+    }
+
+    /// The personality.
+    pub fn personality(&self) -> Personality {
+        self.pers
+    }
+
+    /// The station address currently programmed.
+    pub fn mac(&self) -> [u8; 6] {
+        regs::regs_to_mac(
+            self.get(regs::MAC_STA_ADDR::OFFSET),
+            self.get(regs::MAC_STA_ADDR_HI::OFFSET),
+        )
+    }
+
+    /// When [`Device::tick`] must run next for a held-back interrupt, if any.
+    pub fn deadline(&self) -> Option<Duration> {
+        self.deadline
+    }
+
+    fn get(&self, off: usize) -> u32 {
+        self.regs[off / 4]
+    }
+
+    fn set(&mut self, off: usize, v: u32) {
+        self.regs[off / 4] = v;
+    }
+
+    fn reg<R: Register>(&self) -> R {
+        R::from_raw(self.get(R::OFFSET))
+    }
+
+    fn error(&mut self, kind: &'static str) {
+        *self.counters.protocol_errors.entry(kind).or_default() += 1;
+    }
+
+    fn mikrotik(&self) -> bool {
+        self.pers == Personality::Mikrotik
+    }
+
+    fn queues(&self) -> usize {
+        if self.mikrotik() && self.reg::<regs::MT_MODE>().bit(regs::MT_MODE::Q4) {
+            4
+        } else {
+            1
+        }
+    }
+
+    /// BAR0 read of `len` (1, 2, 4 or 8) bytes.
+    pub fn mmio_read(&mut self, env: &mut dyn Env, off: u64, len: usize) -> u64 {
+        let mut v = 0u64;
+        let mut done = 0;
+        while done < len {
+            let at = off as usize + done;
+            let base = at & !3;
+            let shift = (at - base) * 8;
+            let n = (4 - (at - base)).min(len - done);
+            let word = self.read32(env, base);
+            let part = u64::from(word >> shift) & ((1u64 << (n * 8)) - 1);
+            v |= part << (done * 8);
+            done += n;
+        }
+        v
+    }
+
+    /// BAR0 write of `len` (1, 2, 4 or 8) bytes.
+    pub fn mmio_write(&mut self, env: &mut dyn Env, off: u64, len: usize, value: u64) {
+        let mut done = 0;
+        while done < len {
+            let at = off as usize + done;
+            let base = at & !3;
+            let shift = (at - base) * 8;
+            let n = (4 - (at - base)).min(len - done);
+            let mask = if n == 4 { u32::MAX } else { ((1u32 << (n * 8)) - 1) << shift };
+            let part = ((value >> (done * 8)) as u32) << shift;
+            self.write32(env, base, part & mask, mask);
+            done += n;
+        }
+    }
+
+    fn read32(&mut self, env: &mut dyn Env, off: usize) -> u32 {
+        if off + 4 > regs::BAR0_SIZE {
+            self.error("mmio_read_out_of_range");
+            return u32::MAX;
+        }
+        *self.counters.mmio_reads.entry(off as u32).or_default() += 1;
+        let _ = env;
+        match off {
+            o if o == regs::MT_MAGIC_REG::OFFSET => {
+                if self.mikrotik() {
+                    regs::MT_MAGIC
+                } else {
+                    0
+                }
+            }
+            o if o == regs::MT_SPEED::OFFSET && self.mikrotik() => {
+                if self.link {
+                    self.speed
+                } else {
+                    0
+                }
+            }
+            o if o == regs::MT_VERSION::OFFSET && self.mikrotik() => 0x0001_0002,
+            o if o == regs::IDLE_STATUS::OFFSET => 0,
+            o if o == regs::ISR::OFFSET => self.isr | if self.dis_int { ISR_DIS_INT } else { 0 },
+            0x15f4 => u32::from(self.tpd_cons[1]) | (u32::from(self.tpd_cons[0]) << 16),
+            0x1f1c => u32::from(self.tpd_cons[3]) | (u32::from(self.tpd_cons[2]) << 16),
+            0x15f8 => u32::from(self.rfd_cons[0]) | (u32::from(self.rfd_cons[1]) << 16),
+            0x15fc => u32::from(self.rfd_cons[2]) | (u32::from(self.rfd_cons[3]) << 16),
+            o if (stats::RX_BIN..=stats::TX_END).contains(&o) => {
+                // Statistics clear on read.
+                std::mem::take(&mut self.mac_stats[(o - stats::RX_BIN) / 4])
+            }
+            o => self.get(o),
+        }
+    }
+
+    fn write32(&mut self, env: &mut dyn Env, off: usize, part: u32, mask: u32) {
+        if off + 4 > regs::BAR0_SIZE {
+            self.error("mmio_write_out_of_range");
+            return;
+        }
+        *self.counters.mmio_writes.entry(off as u32).or_default() += 1;
+        if !known(off as u32) {
+            self.error("write_to_unknown_register");
+        }
+        let old = self.get(off);
+        let v = (old & !mask) | part;
+        match off {
+            o if o == regs::MASTER_CTRL::OFFSET => {
+                let r = regs::MASTER_CTRL(v);
+                if r.bit(regs::MASTER_CTRL::SOFT_RST) {
+                    self.soft_reset();
+                }
+                self.set(o, r.with_bit(regs::MASTER_CTRL::SOFT_RST, false).raw());
+                self.update_irq(env);
+            }
+            o if o == regs::MDIO_CTRL::OFFSET => self.mdio(v),
+            o if o == regs::TWSI_CTRL::OFFSET => {
+                // No EEPROM on the model: a software load finishes at once, loading nothing.
+                let r = regs::TWSI_CTRL(v)
+                    .with_bit(regs::TWSI_CTRL::SW_LDSTART, false)
+                    .with_bit(regs::TWSI_CTRL::HW_LDSTAT, false);
+                self.set(o, r.raw());
+            }
+            o if o == regs::ISR::OFFSET => {
+                // Write 1 to clear status; bit 31 disables interrupts while set.
+                self.isr &= !(v & !ISR_DIS_INT);
+                self.signalled &= self.isr;
+                self.dis_int = v & ISR_DIS_INT != 0;
+                self.update_irq(env);
+            }
+            o if o == regs::IMR::OFFSET => {
+                self.set(o, v);
+                self.update_irq(env);
+            }
+            o if o == regs::LOAD_PTR::OFFSET => {
+                self.set(o, 0);
+                self.pidx = [0; 4];
+                self.tpd_cons = [0; 4];
+                self.rfd_cons = [0; 4];
+                self.rrd_prod = [0; 4];
+            }
+            0x15f0 | 0x1f18 => {
+                self.set(off, v);
+                let (lo_q, hi_q) = if off == 0x15f0 { (1, 0) } else { (3, 2) };
+                if mask & 0xffff != 0 {
+                    self.doorbell(env, lo_q, v as u16);
+                }
+                if mask & 0xffff_0000 != 0 {
+                    self.doorbell(env, hi_q, (v >> 16) as u16);
+                }
+            }
+            0x15f4 | 0x1f1c | 0x15f8 | 0x15fc => self.error("write_to_read_only_index"),
+            o if (stats::RX_BIN..=stats::TX_END).contains(&o) => {}
+            o if o == regs::MT_MAGIC_REG::OFFSET
+                || o == regs::MT_SPEED::OFFSET
+                || o == regs::MT_VERSION::OFFSET =>
+            {
+                if !self.mikrotik() {
+                    self.set(o, v);
+                }
+            }
+            o if o == regs::TXQ_CTRL::OFFSET || o == regs::MAC_CTRL::OFFSET => {
+                self.set(o, v);
+                for q in 0..4 {
+                    self.process_tx(env, q);
+                }
+            }
+            o => self.set(o, v),
+        }
+    }
+
+    fn soft_reset(&mut self) {
+        for r in [
+            regs::TXQ_CTRL::OFFSET,
+            regs::RXQ_CTRL::OFFSET,
+            regs::MAC_CTRL::OFFSET,
+            regs::IMR::OFFSET,
+            regs::DMA_CTRL::OFFSET,
+            regs::MT_MODE::OFFSET,
+        ] {
+            self.set(r, 0);
+        }
+        self.isr = 0;
+        self.signalled = 0;
+        self.dis_int = false;
+        self.pidx = [0; 4];
+        self.tpd_cons = [0; 4];
+        self.rfd_cons = [0; 4];
+        self.rrd_prod = [0; 4];
+    }
+
+    fn mdio(&mut self, v: u32) {
+        let r = regs::MDIO_CTRL(v);
+        if !r.bit(regs::MDIO_CTRL::START) {
+            self.set(regs::MDIO_CTRL::OFFSET, v);
+            return;
+        }
+        let read = r.bit(regs::MDIO_CTRL::OP_READ);
+        let mut data = r.field(regs::MDIO_CTRL::DATA) as u16;
+        if self.mikrotik() {
+            // No PHY behind MDIO on the Mikrotik NIC: reads return all ones.
+            if read {
+                data = 0xffff;
+            }
+        } else if r.bit(regs::MDIO_CTRL::MODE_EXT) {
+            let ext = regs::MDIO_EXTN(self.get(regs::MDIO_EXTN::OFFSET));
+            let devad = ext.field(regs::MDIO_EXTN::DEVAD) as u8;
+            let reg = ext.field(regs::MDIO_EXTN::REG) as u16;
+            if read {
+                data = self.phy.read_ext(devad, reg);
+            } else {
+                self.phy.write_ext(devad, reg, data);
+            }
+        } else {
+            let reg = r.field(regs::MDIO_CTRL::REG) as u8;
+            if read {
+                data = self.phy.read(reg);
+            } else {
+                self.phy.write(reg, data);
+            }
+        }
+        let done = r
+            .with_bit(regs::MDIO_CTRL::START, false)
+            .with_bit(regs::MDIO_CTRL::BUSY, false)
+            .with_field(regs::MDIO_CTRL::DATA, u32::from(data));
+        self.set(regs::MDIO_CTRL::OFFSET, done.raw());
+    }
+
+    /// Link state.
+    pub fn link(&self) -> bool {
+        self.link
+    }
+
+    /// Takes the link up or down (cable / link partner), raising the link interrupt the way the
+    /// hardware does: ISR_GPHY (through the PHY's interrupt enable on AR8151).
+    pub fn set_link(&mut self, env: &mut dyn Env, up: bool) {
+        if self.link == up {
+            return;
+        }
+        self.link = up;
+        let raise = if self.mikrotik() {
+            true
+        } else {
+            self.phy.set_link(up)
+        };
+        if raise {
+            self.isr |= regs::ISR::GPHY.mask();
+            self.update_irq(env);
+        }
+    }
+
+    fn doorbell(&mut self, env: &mut dyn Env, q: usize, pidx: u16) {
+        self.counters.doorbells[q] += 1;
+        self.pidx[q] = pidx;
+        self.process_tx(env, q);
+    }
+
+    fn tx_enabled(&self) -> bool {
+        self.reg::<regs::TXQ_CTRL>().bit(regs::TXQ_CTRL::EN)
+            && self.reg::<regs::MAC_CTRL>().bit(regs::MAC_CTRL::TX_EN)
+    }
+
+    fn tpd_base(&self, q: usize) -> u64 {
+        (u64::from(self.get(regs::TX_BASE_ADDR_HI::OFFSET)) << 32)
+            | u64::from(self.get(queue::TPD_ADDR_LO[q]))
+    }
+
+    fn process_tx(&mut self, env: &mut dyn Env, q: usize) {
+        // PRI0 and PRI1 always exist; PRI2/PRI3 only in the Mikrotik NIC's 4-queue mode.
+        if !self.tx_enabled() || (q >= 2 && self.queues() < 4) {
+            return;
+        }
+        let count = self.reg::<regs::TPD_RING_SIZE>().field(regs::TPD_RING_SIZE::SIZE) as u16;
+        let Some(ring) = ring::RingIndex::new(count) else {
+            return;
+        };
+        let pidx = self.pidx[q];
+        if !ring.contains(pidx) {
+            self.error("tpd_producer_out_of_range");
+            return;
+        }
+        if !self.cfg.bus_master() {
+            self.error("dma_without_bus_master");
+            return;
+        }
+        let base = self.tpd_base(q);
+        let mut completed = false;
+        while self.tpd_cons[q] != pidx {
+            // Gather one frame: TPDs up to the one with EOP.
+            let mut descs = Vec::new();
+            let mut i = self.tpd_cons[q];
+            let mut eop = false;
+            while i != pidx {
+                let mut b = [0u8; TPD_SIZE];
+                if !env.dma_read(base + u64::from(i) * TPD_SIZE as u64, &mut b) {
+                    self.error("dma_outside_guest_memory");
+                    return;
+                }
+                let t = Tpd::from_bytes(&b);
+                descs.push(t);
+                i = ring.next(i);
+                if t.bit(tpd::EOP) {
+                    eop = true;
+                    break;
+                }
+            }
+            if !eop {
+                // The rest of the frame has not been posted yet.
+                break;
+            }
+            self.tpd_cons[q] = i;
+            completed = true;
+            self.transmit_frame(env, q, &descs);
+        }
+        if completed {
+            self.isr |= regs::ISR_TX_PKT[q];
+            self.update_irq(env);
+        }
+    }
+
+    fn transmit_frame(&mut self, env: &mut dyn Env, q: usize, descs: &[Tpd]) {
+        let mut descs = descs;
+        // LSO v2 (IPv6): the first TPD is the extension descriptor, carrying no buffer.
+        if descs.len() > 1 && descs[0].bit(tpd::LSO_EN) && descs[0].bit(tpd::LSO_VER) {
+            descs = &descs[1..];
+        }
+        let first = descs[0];
+        let mut frame = Vec::new();
+        for t in descs {
+            let len = usize::from(t.buffer_len);
+            let start = frame.len();
+            frame.resize(start + len, 0);
+            if len > 0 && !env.dma_read(t.buffer_addr, &mut frame[start..]) {
+                self.error("dma_outside_guest_memory");
+                return;
+            }
+        }
+        let mut out = if first.bit(tpd::LSO_EN) {
+            let tcp = first.field(tpd::L4HDR_OFFSET) as usize;
+            let mss = first.field(tpd::MSS) as usize;
+            match net::tso(&frame, tcp, mss) {
+                Some(segs) => {
+                    self.counters.tso_frames += 1;
+                    segs
+                }
+                None => {
+                    self.error("tso_unparsable_frame");
+                    return;
+                }
+            }
+        } else {
+            if first.bit(tpd::CCSUM_EN) {
+                let start = first.field(tpd::L4HDR_OFFSET) as usize * 2;
+                let at = first.field(tpd::CCSUM_OFFSET) as usize * 2;
+                if net::insert_csum(&mut frame, start, at).is_some() {
+                    self.counters.csum_inserted += 1;
+                } else {
+                    self.error("csum_offsets_outside_frame");
+                }
+            }
+            vec![frame]
+        };
+        if first.bit(tpd::INS_VTAG) {
+            let tci = first.vlan_tag.swap_bytes();
+            out = out.iter().map(|f| net::insert_vlan(f, tci)).collect();
+        }
+        let mtu = self.get(regs::MTU::OFFSET) as usize;
+        for mut f in out {
+            if f.len() < 60 {
+                f.resize(60, 0);
+            }
+            if f.len() > self.pers.max_frame() + 4 || (mtu != 0 && f.len() + 4 > mtu) {
+                self.mac_stats[TX_TRUNC] += 1;
+                self.error("tx_frame_exceeds_mtu");
+                continue;
+            }
+            if !self.link {
+                continue;
+            }
+            env.transmit(&f);
+            self.counters.tx_frames[q] += 1;
+            self.counters.tx_bytes[q] += f.len() as u64;
+            self.mac_stats[TX_OK] += 1;
+            self.mac_stats[TX_BYTE_CNT] += f.len() as u32;
+            if f[0] & 1 != 0 {
+                let bucket = if f[..6] == [0xff; 6] { TX_BCAST } else { TX_MCAST };
+                self.mac_stats[bucket] += 1;
+            }
+            self.mac_stats[TX_SZ_64 + size_bucket(f.len() + 4)] += 1;
+        }
+    }
+
+    fn rx_enabled(&self) -> bool {
+        self.reg::<regs::RXQ_CTRL>().bit(regs::RXQ_CTRL::EN)
+            && self.reg::<regs::MAC_CTRL>().bit(regs::MAC_CTRL::RX_EN)
+    }
+
+    fn accepts(&self, f: &[u8]) -> bool {
+        let mac = self.reg::<regs::MAC_CTRL>();
+        if mac.bit(regs::MAC_CTRL::PROMIS_EN) {
+            return true;
+        }
+        let dst = &f[..6];
+        if dst == [0xff; 6] {
+            return mac.bit(regs::MAC_CTRL::BC_EN);
+        }
+        if dst[0] & 1 != 0 {
+            if mac.bit(regs::MAC_CTRL::MC_ALL_EN) {
+                return true;
+            }
+            // atl1c_hash_mc_addr: bit-reversed little-endian CRC; bit 31 picks the word,
+            // bits 30:26 the bit.
+            let h = (!net::crc32(dst)).reverse_bits();
+            let word = self.get(regs::RX_HASH_TABLE::OFFSET + 4 * (h >> 31) as usize);
+            return word & (1 << ((h >> 26) & 0x1f)) != 0;
+        }
+        dst == self.mac()
+    }
+
+    /// A frame arrives from the wire (without FCS).
+    pub fn receive(&mut self, env: &mut dyn Env, frame: &[u8]) {
+        if !self.link || !self.rx_enabled() || frame.len() < net::ETH_HLEN {
+            self.counters.rx_filtered += 1;
+            return;
+        }
+        if !self.accepts(frame) {
+            self.counters.rx_filtered += 1;
+            self.mac_stats[RX_ERR_ADDR] += 1;
+            return;
+        }
+        let mtu = self.get(regs::MTU::OFFSET) as usize;
+        if frame.len() + 4 > mtu || frame.len() > self.pers.max_frame() {
+            self.counters.rx_filtered += 1;
+            self.mac_stats[RX_SZ_OV] += 1;
+            return;
+        }
+        let mut f = frame.to_vec();
+        let mut vlan = None;
+        if self.reg::<regs::MAC_CTRL>().bit(regs::MAC_CTRL::RMV_VLAN) {
+            vlan = net::strip_vlan(&mut f);
+        }
+        let q = if self.queues() > 1 {
+            (net::flow_hash(&f) % self.queues() as u32) as usize
+        } else {
+            0
+        };
+        let rfd_count = self.reg::<regs::RFD_RING_SIZE>().field(regs::RFD_RING_SIZE::SIZE) as u16;
+        let rrd_count = self.reg::<regs::RRD_RING_SIZE>().field(regs::RRD_RING_SIZE::SIZE) as u16;
+        let (Some(rfd_ring), Some(rrd_ring)) =
+            (ring::RingIndex::new(rfd_count), ring::RingIndex::new(rrd_count))
+        else {
+            self.error("rx_ring_size_invalid");
+            return;
+        };
+        let prod = self.get(queue::RFD_PROD_IDX[q]) as u16;
+        if !rfd_ring.contains(prod) {
+            self.error("rfd_producer_out_of_range");
+            return;
+        }
+        let cons = self.rfd_cons[q];
+        if rfd_ring.used(prod, cons) == 0 {
+            self.counters.rx_dropped[q] += 1;
+            self.mac_stats[RX_RRD_OV] += 1;
+            return;
+        }
+        if !self.cfg.bus_master() {
+            self.error("dma_without_bus_master");
+            return;
+        }
+        let buf_len = self.reg::<regs::RX_BUF_SIZE>().field(regs::RX_BUF_SIZE::SIZE) as usize;
+        if f.len() + 4 > buf_len {
+            // Frames spanning several RFDs are not modelled (the C driver cannot take them).
+            self.counters.rx_filtered += 1;
+            self.mac_stats[RX_SZ_OV] += 1;
+            self.error("rx_frame_exceeds_rx_buf_size");
+            return;
+        }
+        let rx_hi = u64::from(self.get(regs::RX_BASE_ADDR_HI::OFFSET)) << 32;
+        let rfd_addr = rx_hi
+            | u64::from(self.get(queue::RFD_HEAD_ADDR_LO[q]))
+                + u64::from(cons) * RFD_SIZE as u64;
+        let mut b = [0u8; RFD_SIZE];
+        if !env.dma_read(rfd_addr, &mut b) {
+            self.error("dma_outside_guest_memory");
+            return;
+        }
+        let buf = ring::Rfd::from_bytes(&b).buffer_addr;
+        let fcs = net::crc32(&f).to_le_bytes();
+        let mut data = f.clone();
+        data.extend_from_slice(&fcs);
+        if !env.dma_write(buf, &data) {
+            self.error("dma_outside_guest_memory");
+            return;
+        }
+        let len = data.len() as u32;
+        let mut word3 = len | rrs::RXD_UPDATED.mask();
+        if f[0] & 1 != 0 {
+            word3 |= if f[..6] == [0xff; 6] {
+                rrs::PACKET_BCAST.mask()
+            } else {
+                rrs::PACKET_MCAST.mask()
+            };
+        }
+        if self.mikrotik() && net::l4_csum_ok(&f) {
+            word3 |= rrs::MT_PROT_ID_TCPUDP.mask();
+        }
+        let mut rrd = Rrd {
+            word0: (u32::from(cons) << 20) | (1 << 16) | u32::from(net::csum_fold(net::csum_add(0, &f))),
+            rss_hash: net::flow_hash(&f),
+            vlan_tag: 0,
+            flag: 0,
+            word3,
+        };
+        if let Some(tci) = vlan {
+            rrd.word3 |= rrs::VLAN_INS.mask();
+            rrd.vlan_tag = tci.swap_bytes();
+        }
+        let rrd_idx = self.rrd_prod[q];
+        let rrd_addr = rx_hi
+            | u64::from(self.get(queue::RRD_HEAD_ADDR_LO[q]))
+                + u64::from(rrd_idx) * RRD_SIZE as u64;
+        if !env.dma_write(rrd_addr, &rrd.to_bytes()) {
+            self.error("dma_outside_guest_memory");
+            return;
+        }
+        self.rfd_cons[q] = rfd_ring.next(cons);
+        self.rrd_prod[q] = rrd_ring.next(rrd_idx);
+        self.counters.rx_frames[q] += 1;
+        self.counters.rx_bytes[q] += f.len() as u64;
+        self.mac_stats[RX_OK] += 1;
+        self.mac_stats[RX_BYTE_CNT] += f.len() as u32;
+        if word3 & rrs::PACKET_BCAST.mask() != 0 {
+            self.mac_stats[RX_BCAST] += 1;
+        } else if word3 & rrs::PACKET_MCAST.mask() != 0 {
+            self.mac_stats[RX_MCAST] += 1;
+        }
+        self.mac_stats[RX_SZ_64 + size_bucket(data.len())] += 1;
+        self.isr |= regs::ISR_RX_PKT[q];
+        self.update_irq(env);
+    }
+
+    fn timers(&self) -> (Option<Duration>, Option<Duration>) {
+        let m = self.reg::<regs::MASTER_CTRL>();
+        let t = self.reg::<regs::IRQ_MODRT_TIMER_INIT>();
+        let us2 = |v: u32| Duration::from_micros(u64::from(v) * 2);
+        let tx = (m.bit(regs::MASTER_CTRL::TX_ITIMER_EN) && t.field(regs::IRQ_MODRT_TIMER_INIT::TX) != 0)
+            .then(|| us2(t.field(regs::IRQ_MODRT_TIMER_INIT::TX)));
+        let rx = (m.bit(regs::MASTER_CTRL::RX_ITIMER_EN) && t.field(regs::IRQ_MODRT_TIMER_INIT::RX) != 0)
+            .then(|| us2(t.field(regs::IRQ_MODRT_TIMER_INIT::RX)));
+        (tx, rx)
+    }
+
+    /// Re-evaluates the interrupt line: raises the MSI for newly pending, unmasked status,
+    /// holding tx/rx completions back until their moderation timer allows.
+    fn update_irq(&mut self, env: &mut dyn Env) {
+        self.deadline = None;
+        if self.dis_int {
+            return;
+        }
+        let eligible = self.isr & self.get(regs::IMR::OFFSET);
+        let pending = eligible & !self.signalled;
+        if pending == 0 {
+            return;
+        }
+        let now = env.now();
+        let (tx_imt, rx_imt) = self.timers();
+        let immediate = pending & !(ISR_TX | ISR_RX) != 0
+            || (pending & ISR_TX != 0 && (tx_imt.is_none() || now >= self.tx_next))
+            || (pending & ISR_RX != 0 && (rx_imt.is_none() || now >= self.rx_next));
+        if !immediate {
+            let mut d: Option<Duration> = None;
+            if pending & ISR_TX != 0 {
+                d = Some(self.tx_next);
+            }
+            if pending & ISR_RX != 0 {
+                d = Some(d.map_or(self.rx_next, |x| x.min(self.rx_next)));
+            }
+            self.deadline = d;
+            return;
+        }
+        self.fire(env, eligible, now, tx_imt, rx_imt);
+    }
+
+    fn fire(
+        &mut self,
+        env: &mut dyn Env,
+        eligible: u32,
+        now: Duration,
+        tx_imt: Option<Duration>,
+        rx_imt: Option<Duration>,
+    ) {
+        self.signalled |= eligible;
+        self.last_irq = Some(now);
+        if eligible & ISR_TX != 0 {
+            self.tx_next = now + tx_imt.unwrap_or_default();
+        }
+        if eligible & ISR_RX != 0 {
+            self.rx_next = now + rx_imt.unwrap_or_default();
+        }
+        self.counters.irqs += 1;
+        env.interrupt();
+    }
+
+    /// Runs timers due at `env.now()`: moderation hold-offs that expired and the retrigger of
+    /// an interrupt the driver has not acknowledged. Returns when to call again.
+    pub fn tick(&mut self, env: &mut dyn Env) -> Option<Duration> {
+        let now = env.now();
+        if let Some(d) = self.deadline {
+            if now >= d {
+                self.update_irq(env);
+            }
+        }
+        let retrig = self.get(regs::INT_RETRIG_TIMER::OFFSET) & 0xffff;
+        let eligible = self.isr & self.get(regs::IMR::OFFSET);
+        let mut next = self.deadline;
+        if retrig != 0 && !self.dis_int && eligible & self.signalled != 0 {
+            let period = Duration::from_micros(u64::from(retrig) * 2);
+            let due = self.last_irq.unwrap_or(now) + period;
+            if now >= due {
+                let (tx, rx) = self.timers();
+                self.fire(env, eligible, now, tx, rx);
+                next = Some(next.map_or(now + period, |n| n.min(now + period)));
+            } else {
+                next = Some(next.map_or(due, |n| n.min(due)));
+            }
+        }
+        next
+    }
+
+    /// Counters and a few state values as JSON.
+    pub fn stats_json(&self) -> serde_json::Value {
+        let c = &self.counters;
+        let by_reg = |m: &BTreeMap<u32, u64>| {
+            serde_json::Value::Object(
+                m.iter()
+                    .map(|(k, v)| (format!("{k:#06x}"), serde_json::Value::from(*v)))
+                    .collect(),
+            )
+        };
+        let sum = |a: &[u64; 4]| a.iter().sum::<u64>();
+        serde_json::json!({
+            "personality": match self.pers {
+                Personality::Mikrotik => "mikrotik",
+                Personality::Ar8151 => "ar8151",
+            },
+            "link": self.link,
+            "mmio_reads": c.mmio_reads.values().sum::<u64>(),
+            "mmio_writes": c.mmio_writes.values().sum::<u64>(),
+            "mmio_reads_by_reg": by_reg(&c.mmio_reads),
+            "mmio_writes_by_reg": by_reg(&c.mmio_writes),
+            "doorbells": c.doorbells,
+            "irqs": c.irqs,
+            "tx_frames": sum(&c.tx_frames),
+            "tx_bytes": sum(&c.tx_bytes),
+            "rx_frames": sum(&c.rx_frames),
+            "rx_bytes": sum(&c.rx_bytes),
+            "rx_dropped": sum(&c.rx_dropped),
+            "tx_frames_per_queue": c.tx_frames,
+            "rx_frames_per_queue": c.rx_frames,
+            "rx_dropped_per_queue": c.rx_dropped,
+            "rx_filtered": c.rx_filtered,
+            "tso_frames": c.tso_frames,
+            "csum_inserted": c.csum_inserted,
+            "protocol_errors": c.protocol_errors,
+        })
+    }
+}
+
+/// Index of the 64 / 65-127 / ... / 1519-max size bucket for a frame length with FCS.
+fn size_bucket(len: usize) -> usize {
+    match len {
+        0..=64 => 0,
+        65..=127 => 1,
+        128..=255 => 2,
+        256..=511 => 3,
+        512..=1023 => 4,
+        1024..=1518 => 5,
+        _ => 6,
+    }
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! PCI configuration space of the card, as the C driver and the PCI core expect it:
+//! vendor 0x1969, class 0x020000, a 256 KiB memory BAR0, and PM (0x40), MSI (0x48, 64-bit,
+//! one vector) and PCIe v2 endpoint (0x58) capabilities.
+
+/// Size of the configuration space region served (PCIe extended).
+pub const CFG_SIZE: usize = 4096;
+/// Size of BAR0.
+pub const BAR0_SIZE: u32 = 0x40000;
+
+const PM_CAP: usize = 0x40;
+const MSI_CAP: usize = 0x48;
+const PCIE_CAP: usize = 0x58;
+
+/// Configuration space: values plus a per-byte mask of what software may write.
+pub struct ConfigSpace {
+    data: [u8; CFG_SIZE],
+    wmask: [u8; CFG_SIZE],
+    /// Write-one-to-clear bytes (status registers).
+    w1c: [u8; CFG_SIZE],
+}
+
+impl ConfigSpace {
+    /// Config space of a card with PCI device id `device`, revision `rev`.
+    pub fn new(device: u16, rev: u8) -> Self {
+        let mut c = Self {
+            data: [0; CFG_SIZE],
+            wmask: [0; CFG_SIZE],
+            w1c: [0; CFG_SIZE],
+        };
+        c.set16(0x00, 0x1969);
+        c.set16(0x02, device);
+        c.set16(0x06, 0x0010); // status: capabilities list
+        c.data[0x08] = rev;
+        c.set16(0x0a, 0x0200); // class: ethernet controller
+        c.set16(0x2c, 0x1969);
+        c.set16(0x2e, device);
+        c.data[0x34] = PM_CAP as u8;
+        c.data[0x3d] = 1; // INTA
+        // PM: version 3, D3hot from D0.
+        c.set16(PM_CAP, 0x0001 | ((MSI_CAP as u16) << 8));
+        c.set16(PM_CAP + 2, 0x0003);
+        // MSI: 64-bit capable, one vector.
+        c.set16(MSI_CAP, 0x0005 | ((PCIE_CAP as u16) << 8));
+        c.set16(MSI_CAP + 2, 0x0080);
+        // PCIe v2 endpoint; DEVCAP max payload 256; DEVCTL MRRS 128 / MPS 256 at reset.
+        c.set16(PCIE_CAP, 0x0010);
+        c.set16(PCIE_CAP + 2, 0x0002);
+        c.set32(PCIE_CAP + 4, 0x0000_0001);
+        c.set16(PCIE_CAP + 8, 0x0020);
+
+        c.mask16(0x04, 0x0547); // command: io, mem, master, parity, serr, intx disable
+        c.mask32(0x10, !(BAR0_SIZE - 1)); // BAR0: 32-bit memory, non-prefetchable
+        c.data[0x3c] = 0;
+        c.wmask[0x3c] = 0xff; // interrupt line
+        c.mask16(PM_CAP + 4, 0x0003); // PMCSR power state
+        c.mask16(MSI_CAP + 2, 0x0071); // enable, multiple message enable
+        c.mask32(MSI_CAP + 4, 0xffff_fffc);
+        c.mask32(MSI_CAP + 8, 0xffff_ffff);
+        c.mask16(MSI_CAP + 12, 0xffff);
+        c.mask16(PCIE_CAP + 8, 0x7fff); // DEVCTL
+        c.w1c[PCIE_CAP + 10] = 0x0f; // DEVSTA error bits
+        c.w1c[0x07] = 0xf9; // status error bits
+        c
+    }
+
+    fn set16(&mut self, at: usize, v: u16) {
+        self.data[at..at + 2].copy_from_slice(&v.to_le_bytes());
+    }
+
+    fn set32(&mut self, at: usize, v: u32) {
+        self.data[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    fn mask16(&mut self, at: usize, m: u16) {
+        self.wmask[at..at + 2].copy_from_slice(&m.to_le_bytes());
+    }
+
+    fn mask32(&mut self, at: usize, m: u32) {
+        self.wmask[at..at + 4].copy_from_slice(&m.to_le_bytes());
+    }
+
+    /// Reads `buf.len()` bytes at `offset`; bytes past the end read as 0xff.
+    pub fn read(&self, offset: usize, buf: &mut [u8]) {
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = self.data.get(offset + i).copied().unwrap_or(0xff);
+        }
+    }
+
+    /// Writes bytes at `offset`, honouring read-only and write-one-to-clear bits.
+    pub fn write(&mut self, offset: usize, data: &[u8]) {
+        for (i, &v) in data.iter().enumerate() {
+            let at = offset + i;
+            if at >= CFG_SIZE {
+                return;
+            }
+            let m = self.wmask[at];
+            self.data[at] = (self.data[at] & !m) | (v & m);
+            self.data[at] &= !(self.w1c[at] & v);
+        }
+    }
+
+    /// Little-endian 16-bit value at `at`.
+    pub fn get16(&self, at: usize) -> u16 {
+        u16::from_le_bytes([self.data[at], self.data[at + 1]])
+    }
+
+    /// Whether MSI is enabled by the guest.
+    pub fn msi_enabled(&self) -> bool {
+        self.get16(MSI_CAP + 2) & 1 != 0
+    }
+
+    /// Whether the guest allows the card to master the bus (DMA).
+    pub fn bus_master(&self) -> bool {
+        self.get16(0x04) & 0x4 != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_and_caps() {
+        let c = ConfigSpace::new(0x1083, 0xc0);
+        let mut b = [0u8; 4];
+        c.read(0, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0x1083_1969);
+        c.read(0x08, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0x0200_00c0);
+        // Capability chain 0x40 -> 0x48 -> 0x58 -> end.
+        assert_eq!(c.data[0x34], 0x40);
+        assert_eq!((c.data[0x40], c.data[0x41]), (0x01, 0x48));
+        assert_eq!((c.data[0x48], c.data[0x49]), (0x05, 0x58));
+        assert_eq!((c.data[0x58], c.data[0x59]), (0x10, 0x00));
+    }
+
+    #[test]
+    fn bar_sizing_and_read_only() {
+        let mut c = ConfigSpace::new(0x1083, 0xc0);
+        c.write(0x10, &0xffff_ffffu32.to_le_bytes());
+        let mut b = [0u8; 4];
+        c.read(0x10, &mut b);
+        assert_eq!(u32::from_le_bytes(b), !(BAR0_SIZE - 1));
+        c.write(0x00, &[0, 0, 0, 0]);
+        c.read(0, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0x1083_1969);
+    }
+
+    #[test]
+    fn msi_enable_and_w1c() {
+        let mut c = ConfigSpace::new(0x1083, 0xc0);
+        assert!(!c.msi_enabled());
+        c.write(0x4a, &[0x81, 0x00]);
+        assert!(c.msi_enabled());
+        c.data[0x62] = 0x05;
+        c.write(0x62, &[0x0f, 0x00]);
+        assert_eq!(c.data[0x62], 0);
+        c.write(0x04, &[0x07, 0x01]);
+        assert!(c.bus_master());
+    }
+}

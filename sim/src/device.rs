@@ -91,6 +91,8 @@ pub struct Counters {
     pub rx_dropped: [u64; 4],
     /// Frames not received for other reasons (receiver off, filtered, oversize).
     pub rx_filtered: u64,
+    /// Received frames flagged as TCP/UDP with a good checksum (Mikrotik RRD word 3 bit 19).
+    pub rx_l4_csum_good: u64,
     /// TSO super-frames segmented.
     pub tso_frames: u64,
     /// Checksums inserted.
@@ -733,6 +735,7 @@ impl Device {
         }
         if self.mikrotik() && net::l4_csum_ok(&f) {
             word3 |= rrs::MT_PROT_ID_TCPUDP.mask();
+            self.counters.rx_l4_csum_good += 1;
         }
         let mut rrd = Rrd {
             word0: (u32::from(cons) << 20) | (1 << 16) | u32::from(net::csum_fold(net::csum_add(0, &f))),
@@ -889,6 +892,7 @@ impl Device {
             "rx_frames_per_queue": c.rx_frames,
             "rx_dropped_per_queue": c.rx_dropped,
             "rx_filtered": c.rx_filtered,
+            "rx_l4_csum_good": c.rx_l4_csum_good,
             "tso_frames": c.tso_frames,
             "csum_inserted": c.csum_inserted,
             "protocol_errors": c.protocol_errors,

@@ -13,6 +13,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -111,8 +112,11 @@ struct Io {
     mem: GuestMem,
     irqs: Irqs,
     msi_enabled: bool,
-    wire: UnixDatagram,
-    peer: PathBuf,
+    /// Frames for the wire; a separate thread sends them, so that a peer that is not reading
+    /// (QEMU's main loop waits while a vCPU waits for our MMIO reply) never blocks the model.
+    wire: SyncSender<Vec<u8>>,
+    /// Frames lost because the wire queue was full.
+    wire_dropped: u64,
     start: Instant,
 }
 
@@ -138,8 +142,9 @@ impl Env for Io {
     }
 
     fn transmit(&mut self, frame: &[u8]) {
-        // The peer may not be listening (yet, or any more): that is a cable nobody holds.
-        let _ = self.wire.send_to(frame, &self.peer);
+        if self.wire.try_send(frame.to_vec()).is_err() {
+            self.wire_dropped += 1;
+        }
     }
 
     fn interrupt(&mut self) {
@@ -336,7 +341,9 @@ fn irqs() -> Vec<IrqInfo> {
 
 fn write_stats(path: &Path, m: &Model) {
     let tmp = path.with_extension("tmp");
-    let body = m.dev.stats_json().to_string();
+    let mut v = m.dev.stats_json();
+    v["wire_tx_dropped"] = m.io.wire_dropped.into();
+    let body = v.to_string();
     if std::fs::write(&tmp, body).is_ok() {
         let _ = std::fs::rename(&tmp, path);
     }
@@ -415,6 +422,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Wire, sending side.
+    let (wire_tx, wire_rx) = sync_channel::<Vec<u8>>(16384);
+    let peer = args.peer.clone();
+    thread::spawn(move || {
+        for frame in wire_rx {
+            // The peer may not be listening (yet, or any more): that is a cable nobody holds.
+            let _ = wire.send_to(&frame, &peer);
+        }
+    });
     let shared = Arc::new(Shared {
         model: Mutex::new(Model {
             dev: Device::new(args.personality, args.mac),
@@ -422,8 +438,8 @@ fn main() -> ExitCode {
                 mem: GuestMem::default(),
                 irqs: Irqs::default(),
                 msi_enabled: false,
-                wire,
-                peer: args.peer.clone(),
+                wire: wire_tx,
+                wire_dropped: 0,
                 start: Instant::now(),
             },
         }),

@@ -281,7 +281,11 @@ impl Device {
             let base = at & !3;
             let shift = (at - base) * 8;
             let n = (4 - (at - base)).min(len - done);
-            let mask = if n == 4 { u32::MAX } else { ((1u32 << (n * 8)) - 1) << shift };
+            let mask = if n == 4 {
+                u32::MAX
+            } else {
+                ((1u32 << (n * 8)) - 1) << shift
+            };
             let part = ((value >> (done * 8)) as u32) << shift;
             self.write32(env, base, part & mask, mask);
             done += n;
@@ -502,7 +506,9 @@ impl Device {
         if !self.tx_enabled() || (q >= 2 && self.queues() < 4) {
             return;
         }
-        let count = self.reg::<regs::TPD_RING_SIZE>().field(regs::TPD_RING_SIZE::SIZE) as u16;
+        let count = self
+            .reg::<regs::TPD_RING_SIZE>()
+            .field(regs::TPD_RING_SIZE::SIZE) as u16;
         let Some(ring) = ring::RingIndex::new(count) else {
             return;
         };
@@ -615,7 +621,11 @@ impl Device {
             self.mac_stats[TX_OK] += 1;
             self.mac_stats[TX_BYTE_CNT] += f.len() as u32;
             if f[0] & 1 != 0 {
-                let bucket = if f[..6] == [0xff; 6] { TX_BCAST } else { TX_MCAST };
+                let bucket = if f[..6] == [0xff; 6] {
+                    TX_BCAST
+                } else {
+                    TX_MCAST
+                };
                 self.mac_stats[bucket] += 1;
             }
             self.mac_stats[TX_SZ_64 + size_bucket(f.len() + 4)] += 1;
@@ -676,11 +686,16 @@ impl Device {
         } else {
             0
         };
-        let rfd_count = self.reg::<regs::RFD_RING_SIZE>().field(regs::RFD_RING_SIZE::SIZE) as u16;
-        let rrd_count = self.reg::<regs::RRD_RING_SIZE>().field(regs::RRD_RING_SIZE::SIZE) as u16;
-        let (Some(rfd_ring), Some(rrd_ring)) =
-            (ring::RingIndex::new(rfd_count), ring::RingIndex::new(rrd_count))
-        else {
+        let rfd_count = self
+            .reg::<regs::RFD_RING_SIZE>()
+            .field(regs::RFD_RING_SIZE::SIZE) as u16;
+        let rrd_count = self
+            .reg::<regs::RRD_RING_SIZE>()
+            .field(regs::RRD_RING_SIZE::SIZE) as u16;
+        let (Some(rfd_ring), Some(rrd_ring)) = (
+            ring::RingIndex::new(rfd_count),
+            ring::RingIndex::new(rrd_count),
+        ) else {
             self.error("rx_ring_size_invalid");
             return;
         };
@@ -699,7 +714,9 @@ impl Device {
             self.error("dma_without_bus_master");
             return;
         }
-        let buf_len = self.reg::<regs::RX_BUF_SIZE>().field(regs::RX_BUF_SIZE::SIZE) as usize;
+        let buf_len = self
+            .reg::<regs::RX_BUF_SIZE>()
+            .field(regs::RX_BUF_SIZE::SIZE) as usize;
         if f.len() + 4 > buf_len {
             // Frames spanning several RFDs are not modelled (the C driver cannot take them).
             self.counters.rx_filtered += 1;
@@ -708,9 +725,8 @@ impl Device {
             return;
         }
         let rx_hi = u64::from(self.get(regs::RX_BASE_ADDR_HI::OFFSET)) << 32;
-        let rfd_addr = rx_hi
-            | u64::from(self.get(queue::RFD_HEAD_ADDR_LO[q]))
-                + u64::from(cons) * RFD_SIZE as u64;
+        let rfd_addr = (rx_hi | u64::from(self.get(queue::RFD_HEAD_ADDR_LO[q])))
+            + u64::from(cons) * RFD_SIZE as u64;
         let mut b = [0u8; RFD_SIZE];
         if !env.dma_read(rfd_addr, &mut b) {
             self.error("dma_outside_guest_memory");
@@ -738,7 +754,9 @@ impl Device {
             self.counters.rx_l4_csum_good += 1;
         }
         let mut rrd = Rrd {
-            word0: (u32::from(cons) << 20) | (1 << 16) | u32::from(net::csum_fold(net::csum_add(0, &f))),
+            word0: (u32::from(cons) << 20)
+                | (1 << 16)
+                | u32::from(net::csum_fold(net::csum_add(0, &f))),
             rss_hash: net::flow_hash(&f),
             vlan_tag: 0,
             flag: 0,
@@ -749,9 +767,8 @@ impl Device {
             rrd.vlan_tag = tci.swap_bytes();
         }
         let rrd_idx = self.rrd_prod[q];
-        let rrd_addr = rx_hi
-            | u64::from(self.get(queue::RRD_HEAD_ADDR_LO[q]))
-                + u64::from(rrd_idx) * RRD_SIZE as u64;
+        let rrd_addr = (rx_hi | u64::from(self.get(queue::RRD_HEAD_ADDR_LO[q])))
+            + u64::from(rrd_idx) * RRD_SIZE as u64;
         if !env.dma_write(rrd_addr, &rrd.to_bytes()) {
             self.error("dma_outside_guest_memory");
             return;
@@ -776,9 +793,11 @@ impl Device {
         let m = self.reg::<regs::MASTER_CTRL>();
         let t = self.reg::<regs::IRQ_MODRT_TIMER_INIT>();
         let us2 = |v: u32| Duration::from_micros(u64::from(v) * 2);
-        let tx = (m.bit(regs::MASTER_CTRL::TX_ITIMER_EN) && t.field(regs::IRQ_MODRT_TIMER_INIT::TX) != 0)
+        let tx = (m.bit(regs::MASTER_CTRL::TX_ITIMER_EN)
+            && t.field(regs::IRQ_MODRT_TIMER_INIT::TX) != 0)
             .then(|| us2(t.field(regs::IRQ_MODRT_TIMER_INIT::TX)));
-        let rx = (m.bit(regs::MASTER_CTRL::RX_ITIMER_EN) && t.field(regs::IRQ_MODRT_TIMER_INIT::RX) != 0)
+        let rx = (m.bit(regs::MASTER_CTRL::RX_ITIMER_EN)
+            && t.field(regs::IRQ_MODRT_TIMER_INIT::RX) != 0)
             .then(|| us2(t.field(regs::IRQ_MODRT_TIMER_INIT::RX)));
         (tx, rx)
     }

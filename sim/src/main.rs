@@ -88,7 +88,11 @@ impl GuestMem {
         let mut done = 0usize;
         while done < len {
             let a = addr + done as u64;
-            let Some(m) = self.maps.iter().find(|m| m.iova <= a && a < m.iova + m.size) else {
+            let Some(m) = self
+                .maps
+                .iter()
+                .find(|m| m.iova <= a && a < m.iova + m.size)
+            else {
                 return false;
             };
             let off = (a - m.iova) as usize;
@@ -219,7 +223,12 @@ impl ServerBackend for Backend {
                 for (i, chunk) in data.chunks(8).enumerate() {
                     let mut b = [0u8; 8];
                     b[..chunk.len()].copy_from_slice(chunk);
-                    dev.mmio_write(io, offset + (i * 8) as u64, chunk.len(), u64::from_le_bytes(b));
+                    dev.mmio_write(
+                        io,
+                        offset + (i * 8) as u64,
+                        chunk.len(),
+                        u64::from_le_bytes(b),
+                    );
                 }
             }
             _ => {}
@@ -411,7 +420,10 @@ fn main() -> ExitCode {
     let wire = match UnixDatagram::bind(&args.wire) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("atl1c-sim: cannot bind wire socket {}: {e}", args.wire.display());
+            eprintln!(
+                "atl1c-sim: cannot bind wire socket {}: {e}",
+                args.wire.display()
+            );
             return ExitCode::FAILURE;
         }
     };

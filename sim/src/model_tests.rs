@@ -101,8 +101,18 @@ fn up(pers: Personality) -> (Device, TestEnv) {
     for q in 0..4 {
         let o = u32::from(q as u16) * 0x1000;
         w32(&mut d, &mut e, queue::TPD_ADDR_LO[q], TPD_BASE as u32 + o);
-        w32(&mut d, &mut e, queue::RFD_HEAD_ADDR_LO[q], RFD_BASE as u32 + o);
-        w32(&mut d, &mut e, queue::RRD_HEAD_ADDR_LO[q], RRD_BASE as u32 + o);
+        w32(
+            &mut d,
+            &mut e,
+            queue::RFD_HEAD_ADDR_LO[q],
+            RFD_BASE as u32 + o,
+        );
+        w32(
+            &mut d,
+            &mut e,
+            queue::RRD_HEAD_ADDR_LO[q],
+            RRD_BASE as u32 + o,
+        );
     }
     w32(&mut d, &mut e, regs::TPD_RING_SIZE::OFFSET, u32::from(RING));
     w32(&mut d, &mut e, regs::RFD_RING_SIZE::OFFSET, u32::from(RING));
@@ -110,14 +120,24 @@ fn up(pers: Personality) -> (Device, TestEnv) {
     w32(&mut d, &mut e, regs::RX_BUF_SIZE::OFFSET, 1536);
     w32(&mut d, &mut e, regs::MTU::OFFSET, 1522);
     w32(&mut d, &mut e, regs::LOAD_PTR::OFFSET, 1);
-    w32(&mut d, &mut e, regs::TXQ_CTRL::OFFSET, regs::TXQ_CTRL::EN.mask());
-    w32(&mut d, &mut e, regs::RXQ_CTRL::OFFSET, regs::RXQ_CTRL::EN.mask());
+    w32(
+        &mut d,
+        &mut e,
+        regs::TXQ_CTRL::OFFSET,
+        regs::TXQ_CTRL::EN.mask(),
+    );
+    w32(
+        &mut d,
+        &mut e,
+        regs::RXQ_CTRL::OFFSET,
+        regs::RXQ_CTRL::EN.mask(),
+    );
     let mac = regs::MAC_CTRL::default()
         .with_bit(regs::MAC_CTRL::TX_EN, true)
         .with_bit(regs::MAC_CTRL::RX_EN, true)
         .with_bit(regs::MAC_CTRL::BC_EN, true);
     w32(&mut d, &mut e, regs::MAC_CTRL::OFFSET, mac.raw());
-    w32(&mut d, &mut e, regs::IMR::OFFSET, 0xffff_ffff & !(1 << 31));
+    w32(&mut d, &mut e, regs::IMR::OFFSET, !(1u32 << 31));
     (d, e)
 }
 
@@ -126,7 +146,10 @@ fn post_rfds(d: &mut Device, e: &mut TestEnv, q: usize, n: u16) {
     for i in 0..n {
         let addr = BUFS + (q as u64 * 0x1_0000) + u64::from(i) * 2048;
         let rfd = Rfd { buffer_addr: addr };
-        e.put(RFD_BASE + q as u64 * 0x1000 + u64::from(i) * 8, &rfd.to_bytes());
+        e.put(
+            RFD_BASE + q as u64 * 0x1000 + u64::from(i) * 8,
+            &rfd.to_bytes(),
+        );
     }
     w32(d, e, queue::RFD_PROD_IDX[q], u32::from(n));
 }
@@ -146,7 +169,10 @@ fn frame(dst: [u8; 6], len: usize) -> Vec<u8> {
 fn identification_and_link_registers() {
     let mut e = TestEnv::new();
     let mut mt = Device::new(Personality::Mikrotik, MAC);
-    assert_eq!(r32(&mut mt, &mut e, regs::MT_MAGIC_REG::OFFSET), regs::MT_MAGIC);
+    assert_eq!(
+        r32(&mut mt, &mut e, regs::MT_MAGIC_REG::OFFSET),
+        regs::MT_MAGIC
+    );
     assert_eq!(r32(&mut mt, &mut e, regs::MT_SPEED::OFFSET), 10000);
     mt.set_link(&mut e, false);
     assert_eq!(r32(&mut mt, &mut e, regs::MT_SPEED::OFFSET), 0);
@@ -230,7 +256,10 @@ fn tx_ring_transmits_and_completes() {
     assert_eq!(d.counters.doorbells, [1, 0, 0, 0]);
     assert_eq!(d.counters.tx_frames[0], 2);
     assert_eq!(e.irqs, 1);
-    assert_ne!(r32(&mut d, &mut e, regs::ISR::OFFSET) & regs::ISR_TX_PKT[0], 0);
+    assert_ne!(
+        r32(&mut d, &mut e, regs::ISR::OFFSET) & regs::ISR_TX_PKT[0],
+        0
+    );
 }
 
 #[test]
@@ -364,7 +393,12 @@ fn moderation_holds_back_tx_interrupts() {
     doorbell(&mut d, &mut e, 0, 1);
     assert_eq!(e.irqs, 1);
     // Driver acks: ISR write with DIS_INT, then re-enable.
-    w32(&mut d, &mut e, regs::ISR::OFFSET, regs::ISR_TX_PKT[0] | (1 << 31));
+    w32(
+        &mut d,
+        &mut e,
+        regs::ISR::OFFSET,
+        regs::ISR_TX_PKT[0] | (1 << 31),
+    );
     w32(&mut d, &mut e, regs::ISR::OFFSET, 0);
     e.now += Duration::from_micros(100);
     post_tpd(&mut e, 1, &f, 0);
@@ -407,7 +441,10 @@ fn retrigger_resends_unacknowledged_interrupt() {
 fn bad_driver_behaviour_is_counted_not_fatal() {
     let (mut d, mut e) = up(Personality::Ar8151);
     doorbell(&mut d, &mut e, 0, RING + 5);
-    assert_eq!(d.counters.protocol_errors.get("tpd_producer_out_of_range"), Some(&1));
+    assert_eq!(
+        d.counters.protocol_errors.get("tpd_producer_out_of_range"),
+        Some(&1)
+    );
     // A TPD pointing outside guest memory.
     let t = Tpd {
         buffer_len: 64,
@@ -417,9 +454,15 @@ fn bad_driver_behaviour_is_counted_not_fatal() {
     };
     e.put(TPD_BASE, &t.to_bytes());
     doorbell(&mut d, &mut e, 0, 1);
-    assert_eq!(d.counters.protocol_errors.get("dma_outside_guest_memory"), Some(&1));
+    assert_eq!(
+        d.counters.protocol_errors.get("dma_outside_guest_memory"),
+        Some(&1)
+    );
     w32(&mut d, &mut e, 0x3000, 1);
-    assert_eq!(d.counters.protocol_errors.get("write_to_unknown_register"), Some(&1));
+    assert_eq!(
+        d.counters.protocol_errors.get("write_to_unknown_register"),
+        Some(&1)
+    );
     assert!(e.wire.is_empty());
 }
 
@@ -435,6 +478,10 @@ fn mikrotik_spreads_flows_over_four_queues() {
         f[34..36].copy_from_slice(&(1000 + port).to_be_bytes());
         d.receive(&mut e, &f);
     }
-    assert!(d.counters.rx_frames.iter().all(|&n| n > 0), "{:?}", d.counters.rx_frames);
+    assert!(
+        d.counters.rx_frames.iter().all(|&n| n > 0),
+        "{:?}",
+        d.counters.rx_frames
+    );
     assert_eq!(d.counters.rx_frames.iter().sum::<u64>(), 64);
 }

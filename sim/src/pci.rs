@@ -38,7 +38,7 @@ impl ConfigSpace {
         c.set16(0x2e, device);
         c.data[0x34] = PM_CAP as u8;
         c.data[0x3d] = 1; // INTA
-        // PM: version 3, D3hot from D0.
+                          // PM: version 3, D3hot from D0.
         c.set16(PM_CAP, 0x0001 | ((MSI_CAP as u16) << 8));
         c.set16(PM_CAP + 2, 0x0003);
         // MSI: 64-bit capable, one vector.

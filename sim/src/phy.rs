@@ -71,7 +71,11 @@ impl Phy {
             return false;
         }
         self.link = up;
-        let bit = if up { PHY_ISR_LINK_UP } else { PHY_ISR_LINK_DOWN };
+        let bit = if up {
+            PHY_ISR_LINK_UP
+        } else {
+            PHY_ISR_LINK_DOWN
+        };
         self.regs[MII_ISR as usize] |= bit;
         self.regs[MII_IER as usize] & bit != 0
     }

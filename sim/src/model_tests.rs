@@ -485,3 +485,52 @@ fn mikrotik_spreads_flows_over_four_queues() {
     );
     assert_eq!(d.counters.rx_frames.iter().sum::<u64>(), 64);
 }
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the frame, the frame helpers return instead of panicking.
+        #[test]
+        fn frame_helpers_never_panic(f in proptest::collection::vec(any::<u8>(), 0..200),
+                                     a in 0usize..220, b in 0usize..220, mss in 0usize..2000) {
+            let _ = net::l4_csum_ok(&f);
+            let _ = net::flow_hash(&f);
+            let _ = net::tso(&f, a, mss);
+            let mut g = f.clone();
+            let _ = net::insert_csum(&mut g, a, b);
+            let mut v = f.clone();
+            let _ = net::strip_vlan(&mut v);
+        }
+
+        /// A driver writing garbage descriptors and registers cannot crash the model.
+        #[test]
+        fn garbage_rings_never_panic(tpds in proptest::collection::vec(any::<[u8; 16]>(), 1..16),
+                                     pidx in any::<u16>(),
+                                     writes in proptest::collection::vec((0u32..0x2000, any::<u32>()), 0..16),
+                                     rx in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let (mut d, mut e) = up(Personality::Mikrotik);
+            for (i, t) in tpds.iter().enumerate() {
+                e.put(TPD_BASE + i as u64 * 16, t);
+            }
+            for (off, v) in writes {
+                let off = (off & !3) as usize;
+                if off != regs::MASTER_CTRL::OFFSET {
+                    w32(&mut d, &mut e, off, v);
+                }
+            }
+            doorbell(&mut d, &mut e, 0, pidx);
+            doorbell(&mut d, &mut e, 0, (tpds.len() as u16) % RING);
+            post_rfds(&mut d, &mut e, 0, 4);
+            d.receive(&mut e, &rx);
+            let mut rxm = rx.clone();
+            if rxm.len() >= 6 {
+                rxm[..6].copy_from_slice(&MAC);
+            }
+            d.receive(&mut e, &rxm);
+            e.now += Duration::from_secs(1);
+            d.tick(&mut e);
+        }
+    }
+}

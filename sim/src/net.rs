@@ -189,7 +189,12 @@ pub fn tso(frame: &[u8], tcp: usize, mss: usize) -> Option<Vec<Vec<u8>>> {
     let (ethertype, ip) = l3(frame)?;
     let doff = usize::from(frame.get(tcp + 12)? >> 4) * 4;
     let hdr = tcp + doff;
-    if mss == 0 || doff < 20 || hdr > frame.len() || tcp <= ip {
+    let ip_min = match ethertype {
+        ETH_P_IP => 20,
+        ETH_P_IPV6 => 40,
+        _ => return None,
+    };
+    if mss == 0 || doff < 20 || hdr > frame.len() || tcp < ip + ip_min {
         return None;
     }
     let payload = &frame[hdr..];
@@ -211,6 +216,9 @@ pub fn tso(frame: &[u8], tcp: usize, mss: usize) -> Option<Vec<Vec<u8>>> {
         match ethertype {
             ETH_P_IP => {
                 let ihl = usize::from(seg[ip] & 0xf) * 4;
+                if ihl < 20 || ip + ihl > tcp {
+                    return None;
+                }
                 put16(&mut seg, ip + 2, (seg_len - ip) as u16)?;
                 put16(&mut seg, ip + 4, id0.wrapping_add(i as u16))?;
                 put16(&mut seg, ip + 10, 0)?;

@@ -8,7 +8,11 @@ use kernel::{
     device::Core,
     io::Io,
     pci,
-    prelude::*, //
+    prelude::*,
+    time::{
+        delay,
+        Delta, //
+    }, //
 };
 
 // The register map and descriptor layouts are complete by design, like atl1c_hw.h: not every
@@ -46,6 +50,14 @@ impl RegIo for Regs<'_> {
 
     fn write16(&self, offset: usize, value: u16) {
         let _ = self.0.try_write16(value, offset);
+    }
+
+    fn udelay(&self, us: u32) {
+        delay::udelay(Delta::from_micros(i64::from(us)));
+    }
+
+    fn msleep(&self, ms: u32) {
+        delay::fsleep(Delta::from_millis(i64::from(ms)));
     }
 }
 

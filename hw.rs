@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Hardware logic over a register-access trait: chip identification now, MAC/PHY bring-up next.
+//! Hardware logic over a register-access trait: chip identification, MAC reset and
+//! configuration, MDIO and PHY bring-up, link state, ASPM and PCIe quirks per chip type, the
+//! station address and rx filtering, as the C driver does them (atl1c_main.c, atl1c_hw.c).
 //!
 //! Nothing here touches the kernel: [`RegIo`] is implemented by the driver over the mapped BAR
 //! and by the host tests over the device model, so the same sequences run in both.
 //!
 //! This file uses only `core`.
 
-use crate::regs::{Register, MT_MAGIC, MT_MAGIC_REG};
+use crate::regs::{self, Register, MT_MAGIC, MT_MAGIC_REG};
 
 /// 32-bit and 16-bit access to BAR0.
 pub(crate) trait RegIo {
@@ -17,6 +19,10 @@ pub(crate) trait RegIo {
     fn write32(&self, offset: usize, value: u32);
     /// Writes the 16-bit register at `offset` (the tx producer indices).
     fn write16(&self, offset: usize, value: u16);
+    /// Busy-waits `us` microseconds (poll loops of a few microseconds).
+    fn udelay(&self, us: u32);
+    /// Sleeps `ms` milliseconds.
+    fn msleep(&self, ms: u32);
 
     /// Reads a typed register.
     fn read<R: Register>(&self) -> R {
@@ -26,6 +32,16 @@ pub(crate) trait RegIo {
     /// Writes a typed register.
     fn write<R: Register>(&self, r: R) {
         self.write32(R::OFFSET, r.raw());
+    }
+
+    /// Read-modify-write of a typed register.
+    fn modify<R: Register>(&self, f: impl FnOnce(R) -> R) {
+        self.write(f(self.read::<R>()));
+    }
+
+    /// Reads offset 0 to flush posted writes (`AT_WRITE_FLUSH`).
+    fn flush(&self) {
+        let _ = self.read32(0);
     }
 }
 
@@ -123,6 +139,641 @@ pub(crate) fn identify(io: &impl RegIo, device: u16) -> NicType {
     }
 }
 
+/// Errors of the hardware layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HwError {
+    /// The MAC did not go idle (`IDLE_STATUS` busy bits still set) after a reset or stop.
+    NotIdle(u32),
+    /// An MDIO transaction did not complete.
+    MdioTimeout,
+    /// The PHY reported no resolved speed and duplex.
+    LinkNotResolved,
+}
+
+/// Speed and duplex of an up link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Link {
+    /// Mb/s: 10, 100, 1000 from the AR8151 PHY; whatever `MT_SPEED` says on Mikrotik.
+    pub(crate) speed: u32,
+    /// Full duplex.
+    pub(crate) full_duplex: bool,
+}
+
+/// `AT_HW_MAX_IDLE_DELAY`: idle polls, 1 ms apart.
+const MAX_IDLE_POLLS: u32 = 10;
+/// `MDIO_MAX_AC_TO`: MDIO polls, 10 us apart.
+const MDIO_POLLS: u32 = 120;
+/// `GPHY_CTRL_EXT_RST_TO`: PHY DSP reset time, in 10 us.
+const GPHY_EXT_RST_TO: u32 = 80;
+
+/// PHY debug registers (through `MII_DBG_ADDR`/`MII_DBG_DATA`) and their C driver defaults.
+mod dbg {
+    pub(super) const ANACTRL: u16 = 0x00;
+    pub(super) const ANACTRL_DEF: u16 = 0x02ef;
+    pub(super) const SYSMODCTRL: u16 = 0x04;
+    pub(super) const SYSMODCTRL_IECHOADJ_DEF: u16 = 0x88bb;
+    pub(super) const SRDSYSMOD: u16 = 0x05;
+    pub(super) const SRDSYSMOD_DEF: u16 = 0x2c46;
+    pub(super) const TST10BTCFG: u16 = 0x12;
+    pub(super) const TST10BTCFG_DEF: u16 = 0x4c04;
+    pub(super) const AZ_ANADECT: u16 = 0x15;
+    pub(super) const AZ_ANADECT_DEF: u16 = 0x3220;
+    pub(super) const LEGCYPS: u16 = 0x29;
+    pub(super) const L1D_LEGCYPS_DEF: u16 = 0x129d;
+    pub(super) const L1C_LEGCYPS_DEF: u16 = 0x36dd;
+    pub(super) const TST100BTCFG: u16 = 0x36;
+    pub(super) const TST100BTCFG_DEF: u16 = 0xe12c;
+    pub(super) const TST100BTCFG_LITCH_EN: u16 = 0x80;
+}
+
+/// Standard MII registers and bits used here (`include/uapi/linux/mii.h`).
+pub(crate) mod mii {
+    /// Basic mode control.
+    pub(crate) const BMCR: u16 = 0x00;
+    /// Basic mode status.
+    pub(crate) const BMSR: u16 = 0x01;
+    /// PHY identifier 1.
+    pub(crate) const PHYSID1: u16 = 0x02;
+    /// PHY identifier 2.
+    pub(crate) const PHYSID2: u16 = 0x03;
+    /// Advertisement.
+    pub(crate) const ADVERTISE: u16 = 0x04;
+    /// 1000BASE-T control.
+    pub(crate) const CTRL1000: u16 = 0x09;
+    /// BMCR: reset.
+    pub(crate) const BMCR_RESET: u16 = 0x8000;
+    /// BMCR: autonegotiation enable.
+    pub(crate) const BMCR_ANENABLE: u16 = 0x1000;
+    /// BMCR: restart autonegotiation.
+    pub(crate) const BMCR_ANRESTART: u16 = 0x0200;
+    /// BMSR: link up.
+    pub(crate) const BMSR_LSTATUS: u16 = 0x0004;
+    /// Advertise 10/100 half/full, pause and asymmetric pause (`ADVERTISE_DEFAULT_CAP`).
+    pub(crate) const ADVERTISE_DEFAULT: u16 = 0x01e0 | 0x0400 | 0x0800 | 0x0001;
+    /// Advertise 1000 full and half (`GIGA_CR_1000T_DEFAULT_CAP`).
+    pub(crate) const CTRL1000_DEFAULT: u16 = 0x0300;
+}
+
+/// Extension (clause 45 style) PHY registers.
+mod ext {
+    pub(super) const ANEG: u8 = 7;
+    pub(super) const LOCAL_EEEADV: u16 = 0x3c;
+    pub(super) const PCS: u8 = 3;
+    pub(super) const CLDCTRL3: u16 = 0x8003;
+    pub(super) const L2CB_CLDCTRL3: u16 = 0x4d19;
+    pub(super) const CLDCTRL6: u16 = 0x8006;
+    pub(super) const CLDCTRL6_CAB_LEN_SHORT1G: u16 = 0x0001;
+}
+
+/// Per-chip state and settings of the hardware layer (the relevant part of `struct atl1c_hw`).
+#[derive(Clone, Debug)]
+pub(crate) struct Hw {
+    /// Chip type.
+    pub(crate) nic: NicType,
+    /// PCI revision id.
+    pub(crate) revision: u8,
+    /// ASPM L0s allowed (`ATL1C_ASPM_L0S_SUPPORT`).
+    pub(crate) aspm_l0s: bool,
+    /// ASPM L1 allowed (`ATL1C_ASPM_L1_SUPPORT`).
+    pub(crate) aspm_l1: bool,
+    /// Hibernation disabled (`ATL1C_HIB_DISABLE`).
+    pub(crate) hib_disable: bool,
+    /// PHY in hibernation: the C driver reads every register twice until the first link up,
+    /// and MDIO uses the slow clock on L2CB2/L1D2.
+    pub(crate) hibernate: bool,
+    /// Preamble length (`MAC_CTRL_PRMLEN`).
+    pub(crate) preamble_len: u32,
+    /// Interrupt moderation, tx, in 2 us units.
+    pub(crate) tx_imt: u16,
+    /// Interrupt moderation, rx, in 2 us units.
+    pub(crate) rx_imt: u16,
+    /// Interrupt retrigger ("clear") timer, in 2 us units.
+    pub(crate) ict: u16,
+    /// Statistics message block timer, in 2 us units.
+    pub(crate) smb_timer: u32,
+    /// TPDs prefetched per burst.
+    pub(crate) tpd_burst: u32,
+    /// RFDs prefetched per burst.
+    pub(crate) rfd_burst: u32,
+    /// DMA read request block (`enum atl1c_dma_req_block`).
+    pub(crate) dmar_block: u32,
+}
+
+impl Hw {
+    /// Defaults of `atl1c_sw_init` for a chip.
+    pub(crate) fn new(nic: NicType, revision: u8) -> Self {
+        Self {
+            nic,
+            revision,
+            aspm_l0s: true,
+            aspm_l1: true,
+            hib_disable: false,
+            hibernate: true,
+            preamble_len: 7,
+            tx_imt: 1000,
+            rx_imt: 200,
+            ict: 50000,
+            smb_timer: 200_000,
+            tpd_burst: 5,
+            rfd_burst: 8,
+            dmar_block: 3,
+        }
+    }
+
+    /// `atl1c_wait_until_idle`: polls until the `mask` busy bits of `IDLE_STATUS` clear.
+    pub(crate) fn wait_until_idle(&self, io: &impl RegIo, mask: u32) -> Result<(), HwError> {
+        let mut last = 0;
+        for _ in 0..MAX_IDLE_POLLS {
+            last = io.read::<regs::IDLE_STATUS>().raw();
+            if last & mask == 0 {
+                return Ok(());
+            }
+            io.msleep(1);
+        }
+        Err(HwError::NotIdle(last))
+    }
+
+    /// `atl1c_pcie_patch`: PCIe clock and power quirks per chip type.
+    pub(crate) fn pcie_patch(&self, io: &impl RegIo) {
+        use regs::MASTER_CTRL as M;
+        // pclk may switch to 25 MHz.
+        let mst = io.read::<M>().with_bit(M::CLK_SEL_DIS, false);
+        io.write(mst);
+        if matches!(self.nic, NicType::L1c | NicType::L2c) {
+            // Original L1C/L2C: force receiver detection on the PCIe PHY.
+            io.modify(|r: regs::PCIE_PHYMISC| r.with_bit(regs::PCIE_PHYMISC::FORCE_RCV_DET, true));
+        } else if !mst.bit(M::WAKEN_25M) {
+            // Newer chips: wake without the PCIe clock.
+            io.write(mst.with_bit(M::WAKEN_25M, true));
+        }
+        // L2CB v1.0: CDR bandwidth and L0s threshold of the PCIe PHY, longer L1 sync.
+        if self.nic == NicType::L2cB && self.revision == 0xc0 {
+            io.modify(|r: regs::PCIE_PHYMISC2| {
+                r.with_field(regs::PCIE_PHYMISC2::CDR_BW, 3)
+                    .with_field(regs::PCIE_PHYMISC2::L0S_TH, 3)
+            });
+            // REG_LINK_CTRL (0x68) mirrors the PCIe Link Control; LINK_CTRL_EXT_SYNC.
+            let v = io.read32(0x68);
+            io.write32(0x68, v | 0x80);
+        }
+        // L2CB 1.x and L1D 1.x: keep rx buffers in L0s, clear the vendor message.
+        if matches!(self.nic, NicType::L2cB | NicType::L1d) {
+            io.modify(|r: regs::PM_CTRL| r.with_bit(regs::PM_CTRL::L0S_BUFSRX_EN, true));
+            io.modify(|r: regs::DMA_DBG| r.with_bit(regs::DMA_DBG::VENDOR_MSG, false));
+        }
+    }
+
+    /// The BAR0 part of `atl1c_reset_pcie`: clears wake-on-LAN status and LTSSM write
+    /// protection, applies the PCIe patches and, with `l0s_l1_disable`, turns ASPM off.
+    /// (The PCI config space part, DEVSTA and AER, is the caller's, through the PCI core.)
+    pub(crate) fn reset_pcie(&self, io: &impl RegIo, l0s_l1_disable: bool) {
+        let _ = io.read::<regs::WOL_CTRL>();
+        io.write(regs::WOL_CTRL(0));
+        io.modify(|r: regs::LTSSM_ID_CTRL| r.with_bit(regs::LTSSM_ID_CTRL::EN_WRO, false));
+        self.pcie_patch(io);
+        if l0s_l1_disable {
+            self.set_aspm_with(io, 0, false, false);
+        }
+        io.msleep(5);
+    }
+
+    /// `atl1c_set_aspm`: ASPM L0s/L1 through the MAC's own `PM_CTRL`, per chip type and link
+    /// speed (0 = link down).
+    pub(crate) fn set_aspm(&self, io: &impl RegIo, speed: u32) {
+        self.set_aspm_with(io, speed, self.aspm_l0s, self.aspm_l1);
+    }
+
+    fn set_aspm_with(&self, io: &impl RegIo, speed: u32, l0s: bool, l1: bool) {
+        use regs::PM_CTRL as P;
+        let fast = speed == 1000 || speed == 100;
+        let mut pm = io
+            .read::<P>()
+            .with_bit(P::ASPM_L1_EN, false)
+            .with_bit(P::ASPM_L0S_EN, false)
+            .with_bit(P::MAC_ASPM_CHK, false);
+        if matches!(self.nic, NicType::L2cB2 | NicType::L1d2) {
+            // L1D v2.0+: 3-bit L1 entry timer, 16 us at 100/1000 Mb/s.
+            pm = pm
+                .with_bit(P::TXL1_AFTER_L0S, false)
+                .with_field(P::L1D_L1_ENTRY_TM, if fast { 4 } else { 1 });
+        } else {
+            let t = if self.nic == NicType::L2cB { 7 } else { 0xf };
+            pm = pm.with_field(P::L1_ENTRY_TIMER, if fast { t } else { 1 });
+        }
+        if l0s && speed != 0 {
+            pm = pm
+                .with_bit(P::ASPM_L0S_EN, true)
+                .with_bit(P::MAC_ASPM_CHK, true);
+        }
+        if l1 {
+            pm = pm
+                .with_bit(P::ASPM_L1_EN, true)
+                .with_bit(P::MAC_ASPM_CHK, true);
+        }
+        if matches!(
+            self.nic,
+            NicType::L2cB | NicType::L1d | NicType::L2cB2 | NicType::L1d2 | NicType::Mt
+        ) {
+            pm = pm
+                .with_field(P::PM_REQ_TIMER, 0xf)
+                .with_bit(P::RCVR_WT_TIMER, true)
+                .with_bit(P::SERDES_PD_EX_L1, true)
+                .with_bit(P::CLK_SWH_L1, true)
+                .with_bit(P::SERDES_L1_EN, false)
+                .with_bit(P::SERDES_PLL_L1_EN, false)
+                .with_bit(P::SERDES_BUFS_RX_L1_EN, false)
+                .with_bit(P::SA_DLY_EN, false)
+                .with_bit(P::HOTRST, false);
+            // No L0s with the link down, and never on L2CB.
+            if speed == 0 || self.nic == NicType::L2cB {
+                pm = pm.with_bit(P::ASPM_L0S_EN, false);
+            }
+        } else {
+            // L1C.
+            pm = pm.with_field(P::L1_ENTRY_TIMER, 0);
+            if speed != 0 {
+                pm = pm
+                    .with_bit(P::SERDES_L1_EN, true)
+                    .with_bit(P::SERDES_PLL_L1_EN, true)
+                    .with_bit(P::SERDES_BUFS_RX_L1_EN, true)
+                    .with_bit(P::SERDES_PD_EX_L1, false)
+                    .with_bit(P::CLK_SWH_L1, false)
+                    .with_bit(P::ASPM_L0S_EN, false)
+                    .with_bit(P::ASPM_L1_EN, false);
+            } else {
+                pm = pm
+                    .with_bit(P::CLK_SWH_L1, true)
+                    .with_bit(P::SERDES_L1_EN, false)
+                    .with_bit(P::SERDES_PLL_L1_EN, false)
+                    .with_bit(P::SERDES_BUFS_RX_L1_EN, false)
+                    .with_bit(P::ASPM_L0S_EN, false);
+            }
+        }
+        io.write(pm);
+    }
+
+    /// `atl1c_stop_mac`: disables the queues, waits for them, then the MAC.
+    pub(crate) fn stop_mac(&self, io: &impl RegIo) -> Result<(), HwError> {
+        io.modify(|r: regs::RXQ_CTRL| r.with_bit(regs::RXQ_CTRL::EN, false));
+        io.modify(|r: regs::TXQ_CTRL| r.with_bit(regs::TXQ_CTRL::EN, false));
+        let _ = self.wait_until_idle(
+            io,
+            regs::IDLE_STATUS::RXQ_BUSY.mask() | regs::IDLE_STATUS::TXQ_BUSY.mask(),
+        );
+        io.modify(|r: regs::MAC_CTRL| {
+            r.with_bit(regs::MAC_CTRL::TX_EN, false)
+                .with_bit(regs::MAC_CTRL::RX_EN, false)
+        });
+        self.wait_until_idle(
+            io,
+            regs::IDLE_STATUS::TXMAC_BUSY.mask() | regs::IDLE_STATUS::RXMAC_BUSY.mask(),
+        )
+    }
+
+    /// `atl1c_reset_mac`: stops the MAC, soft-resets MAC and DMA, and takes speed/duplex
+    /// control into software. The soft reset clears itself; the MAC must then go idle.
+    pub(crate) fn reset_mac(&self, io: &impl RegIo) -> Result<(), HwError> {
+        use regs::MASTER_CTRL as M;
+        let _ = self.stop_mac(io);
+        let ctrl = io.read::<M>().with_bit(M::OOB_DIS, true);
+        io.write(ctrl.with_bit(M::SOFT_RST, true));
+        io.flush();
+        io.msleep(10);
+        self.wait_until_idle(io, regs::IDLE_STATUS::BUSY.mask())?;
+        io.write(ctrl);
+        io.modify(|r: regs::MAC_CTRL| r.with_bit(regs::MAC_CTRL::SPEED_MODE_SW, true));
+        // Clock slow-down of the SerDes: off on L2CB, on for L2CB2 and L1D2.
+        let serdes = io.read::<regs::SERDES>();
+        match self.nic {
+            NicType::L2cB => io.write(
+                serdes
+                    .with_bit(regs::SERDES::PHY_CLK_SLOWDOWN, false)
+                    .with_bit(regs::SERDES::MAC_CLK_SLOWDOWN, false),
+            ),
+            NicType::L2cB2 | NicType::L1d2 => io.write(
+                serdes
+                    .with_bit(regs::SERDES::PHY_CLK_SLOWDOWN, true)
+                    .with_bit(regs::SERDES::MAC_CLK_SLOWDOWN, true),
+            ),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn wait_mdio_idle(&self, io: &impl RegIo) -> Result<regs::MDIO_CTRL, HwError> {
+        for _ in 0..MDIO_POLLS {
+            let r = io.read::<regs::MDIO_CTRL>();
+            if !r.bit(regs::MDIO_CTRL::BUSY) && !r.bit(regs::MDIO_CTRL::START) {
+                return Ok(r);
+            }
+            io.udelay(10);
+        }
+        Err(HwError::MdioTimeout)
+    }
+
+    fn mdio_clk(&self) -> u32 {
+        // Only L2CB2 and L1D2 may use the slow MDIO clock, while hibernating.
+        if matches!(self.nic, NicType::L2cB2 | NicType::L1d2) && self.hibernate {
+            7
+        } else {
+            0
+        }
+    }
+
+    /// `atl1c_stop_phy_polling`: MDIO auto-polling off before a software transaction.
+    fn stop_phy_polling(&self, io: &impl RegIo) -> Result<(), HwError> {
+        if io.read::<regs::MDIO_CTRL>().bit(regs::MDIO_CTRL::AP_EN) {
+            io.write(regs::MDIO_CTRL(0));
+            self.wait_mdio_idle(io)?;
+        }
+        Ok(())
+    }
+
+    fn mdio(
+        &self,
+        io: &impl RegIo,
+        ext: Option<(u8, u16)>,
+        reg: u16,
+        write: Option<u16>,
+    ) -> Result<u16, HwError> {
+        use regs::MDIO_CTRL as C;
+        self.stop_phy_polling(io)?;
+        let mut v = C::default()
+            .with_bit(C::SPRES_PRMBL, true)
+            .with_field(C::CLK_SEL, self.mdio_clk())
+            .with_bit(C::START, true);
+        if let Some((devad, r)) = ext {
+            io.write(
+                regs::MDIO_EXTN::default()
+                    .with_field(regs::MDIO_EXTN::DEVAD, u32::from(devad))
+                    .with_field(regs::MDIO_EXTN::REG, u32::from(r)),
+            );
+            v = v.with_bit(C::MODE_EXT, true);
+        } else {
+            v = v.with_field(C::REG, u32::from(reg));
+        }
+        v = match write {
+            Some(d) => v.with_field(C::DATA, u32::from(d)),
+            None => v.with_bit(C::OP_READ, true),
+        };
+        io.write(v);
+        let done = self.wait_mdio_idle(io)?;
+        // CAST: a 16-bit field.
+        Ok(done.field(C::DATA) as u16)
+    }
+
+    /// Reads a PHY register (`atl1c_read_phy_reg`).
+    pub(crate) fn read_phy(&self, io: &impl RegIo, reg: u16) -> Result<u16, HwError> {
+        self.mdio(io, None, reg, None)
+    }
+
+    /// Writes a PHY register (`atl1c_write_phy_reg`).
+    pub(crate) fn write_phy(&self, io: &impl RegIo, reg: u16, v: u16) -> Result<(), HwError> {
+        self.mdio(io, None, reg, Some(v)).map(|_| ())
+    }
+
+    /// Reads a PHY extension register.
+    pub(crate) fn read_phy_ext(&self, io: &impl RegIo, dev: u8, reg: u16) -> Result<u16, HwError> {
+        self.mdio(io, Some((dev, reg)), 0, None)
+    }
+
+    /// Writes a PHY extension register.
+    pub(crate) fn write_phy_ext(
+        &self,
+        io: &impl RegIo,
+        dev: u8,
+        reg: u16,
+        v: u16,
+    ) -> Result<(), HwError> {
+        self.mdio(io, Some((dev, reg)), 0, Some(v)).map(|_| ())
+    }
+
+    /// Writes a PHY debug register.
+    pub(crate) fn write_phy_dbg(&self, io: &impl RegIo, reg: u16, v: u16) -> Result<(), HwError> {
+        self.write_phy(io, regs::phy::MII_DBG_ADDR, reg)?;
+        self.write_phy(io, regs::phy::MII_DBG_DATA, v)
+    }
+
+    /// `atl1c_phy_reset` for the chips the driver targets: PHY core reset through
+    /// `GPHY_CTRL`, power-saving and hibernation defaults, EEE off, the analog debug
+    /// settings, and link-change interrupts. Nothing to do on the Mikrotik NIC (no PHY).
+    pub(crate) fn phy_reset(&self, io: &impl RegIo) -> Result<(), HwError> {
+        use regs::GPHY_CTRL as G;
+        if !self.nic.has_mdio_phy() {
+            return Ok(());
+        }
+        let mut g = io
+            .read::<G>()
+            .with_bit(G::EXT_RESET, false)
+            .with_bit(G::PHY_IDDQ, false)
+            .with_bit(G::GATE_25M_EN, false)
+            .with_bit(G::PWDOWN_HW, false)
+            .with_bit(G::LED_MODE, false)
+            .with_bit(G::AB100_EN, false)
+            .with_bit(G::PHY_PLL_ON, false)
+            .with_bit(G::SEL_ANA_RST, true);
+        g = g
+            .with_bit(G::HIB_EN, !self.hib_disable)
+            .with_bit(G::HIB_PULSE, !self.hib_disable);
+        io.write(g);
+        io.flush();
+        io.udelay(10);
+        io.write(g.with_bit(G::EXT_RESET, true));
+        io.flush();
+        io.udelay(10 * GPHY_EXT_RST_TO);
+        if !self.hib_disable {
+            let legcyps = if matches!(self.nic, NicType::L1d | NicType::L1d2) {
+                dbg::L1D_LEGCYPS_DEF
+            } else {
+                dbg::L1C_LEGCYPS_DEF
+            };
+            self.write_phy_dbg(io, dbg::LEGCYPS, legcyps)?;
+            self.write_phy_dbg(io, dbg::SYSMODCTRL, dbg::SYSMODCTRL_IECHOADJ_DEF)?;
+        }
+        // EEE (AZ) off by default on L1D, L1D2 and L2CB2.
+        if matches!(self.nic, NicType::L1d | NicType::L1d2 | NicType::L2cB2) {
+            io.modify(|r: regs::LPI_CTRL| r.with_bit(regs::LPI_CTRL::EN, false));
+            self.write_phy_ext(io, ext::ANEG, ext::LOCAL_EEEADV, 0)?;
+            self.write_phy_ext(io, ext::PCS, ext::CLDCTRL3, ext::L2CB_CLDCTRL3)?;
+        }
+        self.write_phy_dbg(io, dbg::ANACTRL, dbg::ANACTRL_DEF)?;
+        self.write_phy_dbg(io, dbg::SRDSYSMOD, dbg::SRDSYSMOD_DEF)?;
+        self.write_phy_dbg(io, dbg::TST10BTCFG, dbg::TST10BTCFG_DEF)?;
+        // UNH-IOL test issue: bit 7.
+        self.write_phy_dbg(
+            io,
+            dbg::TST100BTCFG,
+            dbg::TST100BTCFG_DEF | dbg::TST100BTCFG_LITCH_EN,
+        )?;
+        self.write_phy(
+            io,
+            regs::phy::MII_IER,
+            regs::phy::IER_LINK_UP | regs::phy::IER_LINK_DOWN,
+        )
+    }
+
+    /// `atl1c_phy_init`: checks the PHY answers, advertises everything the chip can do and
+    /// restarts autonegotiation. Returns the PHY id (0 on the Mikrotik NIC).
+    pub(crate) fn phy_init(&self, io: &impl RegIo) -> Result<u32, HwError> {
+        if !self.nic.has_mdio_phy() {
+            return Ok(0);
+        }
+        let id1 = self.read_phy(io, mii::PHYSID1)?;
+        let id2 = self.read_phy(io, mii::PHYSID2)?;
+        self.write_phy(io, mii::ADVERTISE, mii::ADVERTISE_DEFAULT)?;
+        if self.nic.gigabit() {
+            self.write_phy(io, mii::CTRL1000, mii::CTRL1000_DEFAULT)?;
+        }
+        self.write_phy(
+            io,
+            mii::BMCR,
+            mii::BMCR_RESET | mii::BMCR_ANENABLE | mii::BMCR_ANRESTART,
+        )?;
+        Ok((u32::from(id1) << 16) | u32::from(id2))
+    }
+
+    /// `atl1c_get_link_status`: `MT_SPEED` non-zero on Mikrotik, BMSR (read twice, the first
+    /// read returns latched state) elsewhere.
+    pub(crate) fn link_up(&self, io: &impl RegIo) -> Result<bool, HwError> {
+        if !self.nic.has_mdio_phy() {
+            return Ok(io.read::<regs::MT_SPEED>().raw() != 0);
+        }
+        let _ = self.read_phy(io, mii::BMSR)?;
+        Ok(self.read_phy(io, mii::BMSR)? & mii::BMSR_LSTATUS != 0)
+    }
+
+    /// `atl1c_get_speed_and_duplex`.
+    pub(crate) fn link(&self, io: &impl RegIo) -> Result<Link, HwError> {
+        use regs::phy as p;
+        if !self.nic.has_mdio_phy() {
+            return Ok(Link {
+                speed: io.read::<regs::MT_SPEED>().raw(),
+                full_duplex: true,
+            });
+        }
+        let pssr = self.read_phy(io, p::MII_GIGA_PSSR)?;
+        if pssr & p::GIGA_PSSR_SPD_DPLX_RESOLVED == 0 {
+            return Err(HwError::LinkNotResolved);
+        }
+        let speed = match pssr & p::GIGA_PSSR_SPEED {
+            p::GIGA_PSSR_1000MBS => 1000,
+            p::GIGA_PSSR_100MBS => 100,
+            p::GIGA_PSSR_10MBS => 10,
+            _ => return Err(HwError::LinkNotResolved),
+        };
+        Ok(Link {
+            speed,
+            full_duplex: pssr & p::GIGA_PSSR_DPLX != 0,
+        })
+    }
+
+    /// `atl1c_post_phy_linkchg`: AR8151 analog settings that depend on the link (1000 Mb/s
+    /// with a short cable gets the AZ analog detection default).
+    pub(crate) fn post_link_change(&self, io: &impl RegIo, speed: u32) -> Result<(), HwError> {
+        if !matches!(self.nic, NicType::L1d | NicType::L1d2) || speed != 1000 {
+            return Ok(());
+        }
+        let c6 = self.read_phy_ext(io, ext::PCS, ext::CLDCTRL6)?;
+        if c6 & ext::CLDCTRL6_CAB_LEN_SHORT1G == 0 {
+            self.write_phy_dbg(io, dbg::AZ_ANADECT, dbg::AZ_ANADECT_DEF)?;
+        }
+        Ok(())
+    }
+
+    /// `atl1c_start_mac`: enables the queues and the MAC for `link`.
+    pub(crate) fn start_mac(&self, io: &impl RegIo, link: Link) {
+        use regs::MAC_CTRL as C;
+        io.modify(|r: regs::TXQ_CTRL| r.with_bit(regs::TXQ_CTRL::EN, true));
+        io.modify(|r: regs::RXQ_CTRL| r.with_bit(regs::RXQ_CTRL::EN, true));
+        let speed = if link.speed == 1000 || !self.nic.has_mdio_phy() {
+            regs::MacSpeed::Speed1000
+        } else {
+            regs::MacSpeed::Speed10_100
+        };
+        io.modify(|r: C| {
+            r.with_bit(C::TX_EN, true)
+                .with_bit(C::TX_FLOW, true)
+                .with_bit(C::RX_EN, true)
+                .with_bit(C::RX_FLOW, true)
+                .with_bit(C::ADD_CRC, true)
+                .with_bit(C::PAD, true)
+                .with_bit(C::BC_EN, true)
+                .with_bit(C::SINGLE_PAUSE_EN, true)
+                .with_bit(C::HASH_ALG_CRC32, true)
+                .with_bit(C::DUPLX, link.full_duplex)
+                .with_field(C::SPEED, speed as u32)
+                .with_field(C::PRMLEN, self.preamble_len)
+        });
+    }
+
+    /// Reads the station address the firmware or EEPROM loader left in `MAC_STA_ADDR`;
+    /// `None` unless it is a valid unicast address.
+    pub(crate) fn read_mac_addr(&self, io: &impl RegIo) -> Option<[u8; 6]> {
+        let lo = io.read::<regs::MAC_STA_ADDR>().raw();
+        let hi = io.read::<regs::MAC_STA_ADDR_HI>().raw();
+        let mac = regs::regs_to_mac(lo, hi);
+        valid_unicast(&mac).then_some(mac)
+    }
+
+    /// `atl1c_hw_set_mac_addr`.
+    pub(crate) fn set_mac_addr(&self, io: &impl RegIo, mac: [u8; 6]) {
+        let (lo, hi) = regs::mac_to_regs(mac);
+        io.write(regs::MAC_STA_ADDR(lo));
+        io.write(regs::MAC_STA_ADDR_HI(hi));
+    }
+
+    /// `atl1c_set_multi`: promiscuous / all-multicast bits and the multicast hash table.
+    pub(crate) fn set_rx_mode<'a>(
+        &self,
+        io: &impl RegIo,
+        promisc: bool,
+        allmulti: bool,
+        mc: impl Iterator<Item = &'a [u8; 6]>,
+    ) {
+        use regs::MAC_CTRL as C;
+        io.modify(|r: C| {
+            r.with_bit(C::PROMIS_EN, promisc)
+                .with_bit(C::MC_ALL_EN, allmulti || promisc)
+        });
+        let mut table = [0u32; 2];
+        for addr in mc {
+            let (word, bit) = mc_hash_position(addr);
+            table[word] |= 1 << bit;
+        }
+        io.write32(regs::RX_HASH_TABLE::OFFSET, table[0]);
+        io.write32(regs::RX_HASH_TABLE::OFFSET + 4, table[1]);
+    }
+}
+
+/// Whether `mac` is a usable station address (not multicast, not all zeros).
+pub(crate) fn valid_unicast(mac: &[u8; 6]) -> bool {
+    mac[0] & 1 == 0 && mac.iter().any(|&b| b != 0)
+}
+
+/// Little-endian Ethernet CRC without the final inversion (`ether_crc_le`).
+fn ether_crc_le(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
+
+/// `atl1c_hash_mc_addr` + `atl1c_hash_set`: which hash-table word and bit a multicast
+/// address sets.
+pub(crate) fn mc_hash_position(addr: &[u8; 6]) -> (usize, u32) {
+    let h = ether_crc_le(addr).reverse_bits();
+    // CAST: one bit.
+    ((h >> 31) as usize, (h >> 26) & 0x1f)
+}
+
 #[cfg(any(test, CONFIG_KUNIT))]
 #[cfg_attr(not(test), kernel::prelude::kunit_tests(atl1c_rs_hw))]
 mod tests {
@@ -146,6 +797,8 @@ mod tests {
         }
         fn write32(&self, _offset: usize, _value: u32) {}
         fn write16(&self, _offset: usize, _value: u16) {}
+        fn udelay(&self, _us: u32) {}
+        fn msleep(&self, _ms: u32) {}
     }
 
     fn magic(v: u32) -> Magic {

@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 pub mod device;
+pub mod mem_env;
 pub mod net;
 pub mod pci;
 pub mod phy;
@@ -24,3 +25,4 @@ pub(crate) mod ring;
 mod model_tests;
 
 pub use device::{Counters, Device, Env, Personality};
+pub use mem_env::MemEnv;

@@ -9,6 +9,7 @@ use crate::device::{Device, Env, Personality};
 use crate::net;
 use crate::regs::{self, queue, Register};
 use crate::ring::{self, tpd, Rfd, Rrd, Tpd};
+use crate::MemEnv;
 
 const MAC: [u8; 6] = [0x00, 0x13, 0x74, 0x00, 0x5c, 0x38];
 const MEM: usize = 1 << 20;
@@ -18,67 +19,7 @@ const RRD_BASE: u64 = 0x3_0000;
 const BUFS: u64 = 0x4_0000;
 const RING: u16 = 64;
 
-struct TestEnv {
-    mem: Vec<u8>,
-    wire: Vec<Vec<u8>>,
-    irqs: u32,
-    now: Duration,
-}
-
-impl TestEnv {
-    fn new() -> Self {
-        Self {
-            mem: vec![0; MEM],
-            wire: Vec::new(),
-            irqs: 0,
-            now: Duration::from_secs(1),
-        }
-    }
-
-    fn put(&mut self, addr: u64, data: &[u8]) {
-        self.mem[addr as usize..addr as usize + data.len()].copy_from_slice(data);
-    }
-
-    fn get(&self, addr: u64, len: usize) -> &[u8] {
-        &self.mem[addr as usize..addr as usize + len]
-    }
-}
-
-impl Env for TestEnv {
-    fn dma_read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
-        let a = addr as usize;
-        match self.mem.get(a..a + buf.len()) {
-            Some(s) => {
-                buf.copy_from_slice(s);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn dma_write(&mut self, addr: u64, data: &[u8]) -> bool {
-        let a = addr as usize;
-        match self.mem.get_mut(a..a + data.len()) {
-            Some(s) => {
-                s.copy_from_slice(data);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn transmit(&mut self, frame: &[u8]) {
-        self.wire.push(frame.to_vec());
-    }
-
-    fn interrupt(&mut self) {
-        self.irqs += 1;
-    }
-
-    fn now(&self) -> Duration {
-        self.now
-    }
-}
+type TestEnv = MemEnv;
 
 fn w32(d: &mut Device, e: &mut TestEnv, off: usize, v: u32) {
     d.mmio_write(e, off as u64, 4, u64::from(v));

@@ -17,4 +17,6 @@ mod regs;
 mod ring;
 
 #[cfg(test)]
+mod bringup;
+#[cfg(test)]
 mod props;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::device::{Device, Env, Personality};
+use crate::device::{Device, Personality};
 use crate::net;
 use crate::regs::{self, queue, Register};
 use crate::ring::{self, tpd, Rfd, Rrd, Tpd};

@@ -15,6 +15,7 @@ use kernel::{
     }, //
 };
 
+mod adapter;
 // The register map and descriptor layouts are complete by design, like atl1c_hw.h: not every
 // register, field or descriptor helper has a user in the driver.
 #[allow(dead_code, reason = "complete hardware description")]
@@ -31,10 +32,10 @@ use hw::{
 };
 use regs::Register;
 
-type Bar0<'a> = pci::Bar<'a, { regs::BAR0_SIZE }>;
+pub(crate) type Bar0<'a> = pci::Bar<'a, { regs::BAR0_SIZE }>;
 
 /// BAR0 as the hardware layer sees it.
-struct Regs<'a>(&'a Bar0<'a>);
+pub(crate) struct Regs<'a>(pub(crate) &'a Bar0<'a>);
 
 impl RegIo for Regs<'_> {
     fn read32(&self, offset: usize) -> u32 {
@@ -63,7 +64,7 @@ impl RegIo for Regs<'_> {
 
 /// One bound atl1c-family device.
 struct Atl1c<'bound> {
-    bar: Bar0<'bound>,
+    net: netdev::NetDriver<adapter::Adapter<'bound>>,
     nic: NicType,
 }
 
@@ -116,35 +117,53 @@ impl pci::Driver for Atl1cDriver {
         pdev.set_master();
 
         let bar = pdev.iomap_region_sized::<{ regs::BAR0_SIZE }>(0, c"atl1c_rs")?;
-        let io = Regs(&bar);
-        let nic = hw::identify(&io, pdev.device_id());
+        // Mikrotik detection reads MT_MAGIC before any MDIO access (hw::identify).
+        let nic = hw::identify(&Regs(&bar), pdev.device_id());
         let rev = pdev.revision_id();
-        if nic == NicType::Mt {
-            let version = io.read::<regs::MT_VERSION>().raw();
-            dev_info!(
-                pdev,
-                "{} (rev {:#x}, firmware {:#x}), {} queues\n",
-                nic.name(),
-                rev,
-                version,
-                nic.queues()
-            );
-        } else {
-            dev_info!(
-                pdev,
-                "{} (rev {:#x}), {} queue\n",
-                nic.name(),
-                rev,
-                nic.queues()
-            );
+        let version = (nic == NicType::Mt).then(|| Regs(&bar).read::<regs::MT_VERSION>().raw());
+        let adapter = adapter::Adapter::new(pdev, bar, nic, rev)?;
+        let mac = adapter.probe_hw()?;
+        if mac.is_none() {
+            dev_warn!(pdev, "no valid MAC address in the chip, using a random one\n");
         }
-
-        Ok(Atl1c { bar, nic })
+        let queues = adapter.queues();
+        let cfg = netdev::NetDevConfig {
+            // CAST: 1 or 4.
+            queues: queues as u32,
+            min_mtu: 60 - 14 - 4,
+            max_mtu: adapter.max_mtu(),
+            mac,
+            features: adapter.features(),
+            watchdog_jiffies: 5 * 1000,
+            napi: 2 * queues,
+        };
+        let net = netdev::NetDriver::new(pdev, adapter, cfg, c"atl1c_rs")?;
+        match version {
+            Some(v) => dev_info!(
+                pdev,
+                "{} (rev {:#x}, firmware {:#x}), {} queues, MAC {:?}\n",
+                nic.name(),
+                rev,
+                v,
+                queues,
+                net.dev().mac()
+            ),
+            None => dev_info!(
+                pdev,
+                "{} (rev {:#x}), {} queue, MAC {:?}\n",
+                nic.name(),
+                rev,
+                queues,
+                net.dev().mac()
+            ),
+        }
+        Ok(Atl1c { net, nic })
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
-        // Nothing is running yet; leave the device quiet: every interrupt masked.
-        Regs(&this.bar).write(regs::IMR(0));
+        // The net_device is unregistered when the data drops; here only quiet the card.
+        this.net.data().quiesce();
+        this.net.synchronize_irq();
         dev_dbg!(pdev, "{} unbound\n", this.nic.name());
     }
 }

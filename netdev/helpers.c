@@ -29,3 +29,153 @@ const size_t atl1c_rs_layout[ATL1C_RS_LAYOUT_COUNT] = {
 	[ATL1C_RS_SK_BUFF_DATA] = offsetof(struct sk_buff, data),
 	[ATL1C_RS_SK_BUFF_SIZE] = sizeof(struct sk_buff),
 };
+
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <net/ip6_checksum.h>
+#include <net/checksum.h>
+#include <net/ip.h>
+#include <net/netdev_queues.h>
+
+void atl1c_rs_skb_info(struct sk_buff *skb, struct atl1c_rs_skb_info *info)
+{
+	info->len = skb->len;
+	info->headlen = skb_headlen(skb);
+	info->nr_frags = skb_shinfo(skb)->nr_frags;
+	info->gso_size = skb_is_gso(skb) ? skb_shinfo(skb)->gso_size : 0;
+	info->gso_type = skb_shinfo(skb)->gso_type;
+	info->ip_summed = skb->ip_summed;
+	info->csum_start = skb->ip_summed == CHECKSUM_PARTIAL ? skb_checksum_start_offset(skb) : 0;
+	info->csum_offset = skb->ip_summed == CHECKSUM_PARTIAL ? skb->csum_offset : 0;
+	info->transport_offset = skb_transport_offset(skb);
+	info->network_offset = skb_network_offset(skb);
+	info->tcp_all_headers = skb_is_gso(skb) ? skb_tcp_all_headers(skb) : 0;
+	info->vlan_present = skb_vlan_tag_present(skb);
+	info->vlan_tci = skb_vlan_tag_get(skb);
+	info->queue = skb_get_queue_mapping(skb);
+}
+
+/* The header rewrite atl1c_tso_csum does before handing a GSO skb to the hardware. */
+int atl1c_rs_skb_tso_prep(struct sk_buff *skb)
+{
+	int err = skb_cow_head(skb, 0);
+
+	if (err < 0)
+		return err;
+	if (skb_shinfo(skb)->gso_type & SKB_GSO_TCPV4) {
+		struct iphdr *iph = ip_hdr(skb);
+		u32 real_len = skb_network_offset(skb) + ntohs(iph->tot_len);
+
+		if (real_len < skb->len) {
+			err = pskb_trim(skb, real_len);
+			if (err)
+				return err;
+		}
+		iph = ip_hdr(skb);
+		iph->check = 0;
+		tcp_hdr(skb)->check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, 0, IPPROTO_TCP, 0);
+	} else if (skb_shinfo(skb)->gso_type & SKB_GSO_TCPV6) {
+		ipv6_hdr(skb)->payload_len = 0;
+		tcp_v6_gso_csum_prep(skb);
+	}
+	return 0;
+}
+
+void *atl1c_rs_skb_frag(struct sk_buff *skb, u32 i, u32 *size)
+{
+	skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+
+	*size = skb_frag_size(frag);
+	return frag;
+}
+
+unsigned long long atl1c_rs_skb_frag_map(struct device *dev, struct sk_buff *skb, u32 i)
+{
+	skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+
+	return skb_frag_dma_map(dev, frag, 0, skb_frag_size(frag), DMA_TO_DEVICE);
+}
+
+void atl1c_rs_skb_set_csum_unnecessary(struct sk_buff *skb)
+{
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+}
+
+void atl1c_rs_skb_set_vlan(struct sk_buff *skb, u16 tci)
+{
+	__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q), tci);
+}
+
+void *atl1c_rs_skb_data(struct sk_buff *skb)
+{
+	return skb->data;
+}
+
+int atl1c_rs_mc_list(struct net_device *dev, u8 *out, int max)
+{
+	struct netdev_hw_addr *ha;
+	int n = 0;
+
+	netdev_for_each_mc_addr(ha, dev) {
+		if (n == max)
+			return -E2BIG;
+		memcpy(out + n * ETH_ALEN, ha->addr, ETH_ALEN);
+		n++;
+	}
+	return n;
+}
+
+void atl1c_rs_set_parent(struct net_device *dev, struct device *parent)
+{
+	SET_NETDEV_DEV(dev, parent);
+}
+
+unsigned int atl1c_rs_rx_flags(struct net_device *dev)
+{
+	return (dev->flags & IFF_PROMISC ? 1 : 0) | (dev->flags & IFF_ALLMULTI ? 2 : 0);
+}
+
+int atl1c_rs_xmit_more(void)
+{
+	return netdev_xmit_more();
+}
+
+void atl1c_rs_set_mtu(struct net_device *dev, unsigned int mtu)
+{
+	WRITE_ONCE(dev->mtu, mtu);
+}
+
+int atl1c_rs_txq_maybe_stop(struct netdev_queue *txq, unsigned int (*avail)(const void *),
+			    const void *ctx, unsigned int stop_thrs, unsigned int start_thrs)
+{
+	return netif_txq_maybe_stop(txq, avail(ctx), stop_thrs, start_thrs);
+}
+
+int atl1c_rs_txq_completed_wake(struct netdev_queue *txq, unsigned int pkts, unsigned int bytes,
+				unsigned int (*avail)(const void *), const void *ctx,
+				unsigned int start_thrs)
+{
+	/* Do not wake the queue while the link is down (the C driver's rule too). */
+	return __netif_txq_completed_wake(txq, pkts, bytes, avail(ctx), start_thrs,
+					  !netif_carrier_ok(txq->dev));
+}
+
+void atl1c_rs_rx_deliver(struct napi_struct *napi, struct sk_buff *skb, struct net_device *dev,
+			 u16 queue)
+{
+	skb->protocol = eth_type_trans(skb, dev);
+	skb_record_rx_queue(skb, queue);
+	napi_gro_receive(napi, skb);
+}
+
+void atl1c_rs_bh_disable(void)
+{
+	local_bh_disable();
+}
+
+void atl1c_rs_bh_enable(void)
+{
+	local_bh_enable();
+}

@@ -32,3 +32,54 @@
 extern const size_t atl1c_rs_layout[ATL1C_RS_LAYOUT_COUNT];
 
 #endif
+
+#ifndef ATL1C_RS_HELPERS_H2
+#define ATL1C_RS_HELPERS_H2
+
+struct sk_buff;
+struct net_device;
+struct netdev_queue;
+struct napi_struct;
+
+/* What the transmit path needs to know about an skb (fields behind macros and bitfields). */
+struct atl1c_rs_skb_info {
+	u32 len;
+	u32 headlen;
+	u32 nr_frags;
+	u32 gso_size;
+	u32 gso_type;
+	u32 ip_summed;
+	u32 csum_start;		/* offset from skb->data */
+	u32 csum_offset;
+	u32 transport_offset;
+	u32 network_offset;
+	u32 tcp_all_headers;	/* GSO only */
+	u32 vlan_present;
+	u32 vlan_tci;
+	u32 queue;
+};
+
+void atl1c_rs_skb_info(struct sk_buff *skb, struct atl1c_rs_skb_info *info);
+/* Prepares a GSO skb's headers for hardware LSO; 0 or -errno. */
+int atl1c_rs_skb_tso_prep(struct sk_buff *skb);
+void *atl1c_rs_skb_frag(struct sk_buff *skb, u32 i, u32 *size);
+unsigned long long atl1c_rs_skb_frag_map(struct device *dev, struct sk_buff *skb, u32 i);
+void atl1c_rs_skb_set_csum_unnecessary(struct sk_buff *skb);
+void atl1c_rs_skb_set_vlan(struct sk_buff *skb, u16 tci);
+void *atl1c_rs_skb_data(struct sk_buff *skb);
+int atl1c_rs_mc_list(struct net_device *dev, u8 *out, int max);
+void atl1c_rs_set_parent(struct net_device *dev, struct device *parent);
+/* bit 0: IFF_PROMISC, bit 1: IFF_ALLMULTI */
+unsigned int atl1c_rs_rx_flags(struct net_device *dev);
+int atl1c_rs_xmit_more(void);
+void atl1c_rs_bh_disable(void);
+void atl1c_rs_bh_enable(void);
+void atl1c_rs_rx_deliver(struct napi_struct *napi, struct sk_buff *skb, struct net_device *dev,
+			 u16 queue);
+void atl1c_rs_set_mtu(struct net_device *dev, unsigned int mtu);
+int atl1c_rs_txq_maybe_stop(struct netdev_queue *txq, unsigned int (*avail)(const void *),
+			    const void *ctx, unsigned int stop_thrs, unsigned int start_thrs);
+int atl1c_rs_txq_completed_wake(struct netdev_queue *txq, unsigned int pkts, unsigned int bytes,
+				unsigned int (*avail)(const void *), const void *ctx,
+				unsigned int start_thrs);
+#endif

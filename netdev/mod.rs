@@ -46,6 +46,9 @@ pub(crate) mod bindings {
     include!("bindings_generated.rs");
 }
 
+mod net;
+pub(crate) use net::*;
+
 /// Restricts the device's streaming and coherent DMA to 32-bit addresses.
 ///
 /// The atl1c family shares one register for the high 32 bits of every ring

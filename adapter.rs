@@ -1,0 +1,979 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The driver proper: descriptor rings, NAPI, the interrupt handler and the net_device ops,
+//! in safe Rust over the netdev layer and hw.rs.
+
+use core::sync::atomic::{
+    AtomicBool,
+    AtomicU16,
+    AtomicU32,
+    AtomicU64,
+    Ordering, //
+};
+
+use kernel::{
+    device::Core,
+    dma::Coherent,
+    dma_read,
+    dma_write,
+    new_spinlock,
+    pci,
+    prelude::*,
+    sync::SpinLock, //
+};
+
+use crate::{
+    hw::{
+        Hw,
+        Link,
+        NicType,
+        RegIo, //
+    },
+    netdev::{
+        self,
+        DmaAddr,
+        DmaDev,
+        Dir,
+        DropReason,
+        Napi,
+        NetDev,
+        SkBuff,
+        Stats64,
+        TxAvail, //
+    },
+    regs::{
+        self,
+        queue,
+        Register, //
+    },
+    ring::{
+        self,
+        tpd,
+        RingIndex,
+        Rrd,
+        Tpd,
+        RFD_SIZE,
+        RRD_SIZE,
+        TPD_SIZE, //
+    },
+    Bar0,
+    Regs, //
+};
+
+/// TPDs per tx ring (the C driver's default).
+const TPD_COUNT: u16 = 1024;
+/// RFDs (and RRDs) per rx ring.
+const RFD_COUNT: u16 = 512;
+/// Most TPDs one skb takes: head (split for TSO), frags, the LSO v2 extension.
+const MAX_TPD_PER_SKB: u32 = 17 + 3;
+/// Stop the queue below this many free TPDs, wake it at twice as many.
+const TX_STOP: u32 = MAX_TPD_PER_SKB;
+const TX_START: u32 = 2 * MAX_TPD_PER_SKB;
+/// `AT_RX_BUF_SIZE`: 1500 + Ethernet header + VLAN + FCS.
+const RX_BUF_MIN: u32 = 1518 + 4;
+/// `ETH_HLEN`.
+const ETH_HLEN: u32 = 14;
+
+/// `NETIF_F_*` bits (include/linux/netdev_features.h).
+mod features {
+    pub(super) const SG: u64 = 1 << 0;
+    pub(super) const HW_CSUM: u64 = 1 << 3;
+    pub(super) const TSO: u64 = 1 << 16;
+    pub(super) const TSO6: u64 = 1 << 20;
+    pub(super) const RXCSUM: u64 = 1 << 32;
+}
+
+struct TxBuf {
+    skb: Option<SkBuff>,
+    dma: DmaAddr,
+    len: u32,
+    page: bool,
+}
+
+/// One tx ring and its buffers.
+struct TxRing {
+    desc: Coherent<[[u8; TPD_SIZE]]>,
+    bufs: KVec<Option<TxBuf>>,
+}
+
+/// Indices of a tx ring that the BQL stop/wake checks read without the ring lock.
+struct TxIdx {
+    ring: RingIndex,
+    next_to_use: AtomicU16,
+    next_to_clean: AtomicU16,
+}
+
+impl TxAvail for TxIdx {
+    fn avail(&self) -> u32 {
+        u32::from(self.ring.free(
+            self.next_to_use.load(Ordering::Acquire),
+            self.next_to_clean.load(Ordering::Acquire),
+        ))
+    }
+}
+
+struct RxBuf {
+    skb: SkBuff,
+    dma: DmaAddr,
+}
+
+/// One rx queue: RFD ring (free buffers), RRD ring (returned frames) and the buffers.
+struct RxRing {
+    rfd: Coherent<[[u8; RFD_SIZE]]>,
+    rrd: Coherent<[[u8; RRD_SIZE]]>,
+    bufs: KVec<Option<RxBuf>>,
+    rfd_next_to_use: u16,
+    rfd_next_to_clean: u16,
+    rrd_next_to_clean: u16,
+}
+
+/// Per-queue software counters.
+#[derive(Default)]
+struct QueueStats {
+    packets: AtomicU64,
+    bytes: AtomicU64,
+    dropped: AtomicU64,
+    errors: AtomicU64,
+    doorbells: AtomicU64,
+}
+
+
+/// One atl1c-family NIC.
+pub(crate) struct Adapter<'a> {
+    bar: Bar0<'a>,
+    dma: DmaDev,
+    nic: NicType,
+    queues: usize,
+    /// Chip settings (read-only after probe).
+    hw: Hw,
+    /// The link as last programmed into the MAC. MDIO users are serialised by construction:
+    /// probe, open and stop run under RTNL with NAPI disabled, link events run in NAPI.
+    link: Pin<KBox<SpinLock<Option<Link>>>>,
+    /// Rx buffer size for the current MTU.
+    rx_buf_len: AtomicU32,
+    tx: KVec<Pin<KBox<SpinLock<TxRing>>>>,
+    tx_idx: KVec<TxIdx>,
+    rx: KVec<Pin<KBox<SpinLock<RxRing>>>>,
+    tx_stats: KVec<QueueStats>,
+    rx_stats: KVec<QueueStats>,
+    /// Frames the device reported with a malformed RRD (dropped, never trusted).
+    rx_bad_rrd: AtomicU64,
+    up: AtomicBool,
+    link_event: AtomicBool,
+    napi: netdev::NapiSet,
+    rx_csum: AtomicBool,
+    intr_mask: u32,
+}
+
+impl<'a> Adapter<'a> {
+    /// Allocates the rings for `nic` on `pdev`.
+    pub(crate) fn new(
+        pdev: &pci::Device<Core<'_>>,
+        bar: Bar0<'a>,
+        nic: NicType,
+        revision: u8,
+    ) -> Result<Pin<KBox<Self>>> {
+        let queues = nic.queues();
+        let dev = pdev.as_ref();
+        let mut tx = KVec::new();
+        let mut tx_idx = KVec::new();
+        let mut rx = KVec::new();
+        let mut tx_stats = KVec::new();
+        let mut rx_stats = KVec::new();
+        let tpd_ring = RingIndex::new(TPD_COUNT).ok_or(EINVAL)?;
+        // The hardware always has the PRI0 and PRI1 TPD rings: give both memory.
+        for _ in 0..queues.max(2) {
+            let desc = Coherent::<[u8; TPD_SIZE]>::zeroed_slice(dev, TPD_COUNT.into(), GFP_KERNEL)?;
+            let mut bufs = KVec::with_capacity(TPD_COUNT.into(), GFP_KERNEL)?;
+            for _ in 0..TPD_COUNT {
+                bufs.push(None, GFP_KERNEL)?;
+            }
+            tx.push(KBox::pin_init(new_spinlock!(TxRing { desc, bufs }), GFP_KERNEL)?, GFP_KERNEL)?;
+            tx_idx.push(
+                TxIdx {
+                    ring: tpd_ring,
+                    next_to_use: AtomicU16::new(0),
+                    next_to_clean: AtomicU16::new(0),
+                },
+                GFP_KERNEL,
+            )?;
+            tx_stats.push(QueueStats::default(), GFP_KERNEL)?;
+        }
+        for _ in 0..queues {
+            let rfd = Coherent::<[u8; RFD_SIZE]>::zeroed_slice(dev, RFD_COUNT.into(), GFP_KERNEL)?;
+            let rrd = Coherent::<[u8; RRD_SIZE]>::zeroed_slice(dev, RFD_COUNT.into(), GFP_KERNEL)?;
+            let mut bufs = KVec::with_capacity(RFD_COUNT.into(), GFP_KERNEL)?;
+            for _ in 0..RFD_COUNT {
+                bufs.push(None, GFP_KERNEL)?;
+            }
+            rx.push(
+                KBox::pin_init(
+                    new_spinlock!(RxRing {
+                        rfd,
+                        rrd,
+                        bufs,
+                        rfd_next_to_use: 0,
+                        rfd_next_to_clean: 0,
+                        rrd_next_to_clean: 0,
+                    }),
+                    GFP_KERNEL,
+                )?,
+                GFP_KERNEL,
+            )?;
+            rx_stats.push(QueueStats::default(), GFP_KERNEL)?;
+        }
+        let mut intr_mask = regs::IMR_NORMAL_MASK;
+        for q in 0..queues {
+            intr_mask |= regs::ISR_TX_PKT[q] | regs::ISR_RX_PKT[q];
+        }
+        let mut hw = Hw::new(nic, revision);
+        hw.hibernate = false;
+        let link = KBox::pin_init(new_spinlock!(None), GFP_KERNEL)?;
+        let this = KBox::new(
+            Self {
+                bar,
+                dma: DmaDev::new(pdev),
+                nic,
+                queues,
+                hw,
+                link,
+                rx_buf_len: AtomicU32::new(RX_BUF_MIN),
+                tx,
+                tx_idx,
+                rx,
+                tx_stats,
+                rx_stats,
+                rx_bad_rrd: AtomicU64::new(0),
+                up: AtomicBool::new(false),
+                link_event: AtomicBool::new(false),
+                napi: netdev::NapiSet::new(),
+                rx_csum: AtomicBool::new(nic == NicType::Mt),
+                intr_mask,
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(KBox::into_pin(this))
+    }
+
+    fn io(&self) -> Regs<'_> {
+        Regs(&self.bar)
+    }
+
+    /// Number of queue pairs.
+    pub(crate) fn queues(&self) -> usize {
+        self.queues
+    }
+
+    /// Features to offer for this chip.
+    pub(crate) fn features(&self) -> u64 {
+        let mut f = features::SG | features::HW_CSUM | features::TSO | features::TSO6;
+        if self.nic == NicType::Mt {
+            f |= features::RXCSUM;
+        }
+        f
+    }
+
+    /// Largest MTU: 9500 on Mikrotik, 6 KiB frames on the gigabit chips, 1500 otherwise.
+    pub(crate) fn max_mtu(&self) -> u32 {
+        match self.nic {
+            NicType::Mt => 9500,
+            NicType::L1c | NicType::L1d | NicType::L1d2 => 6 * 1024 - (14 + 4 + 4),
+            _ => 1500,
+        }
+    }
+
+    /// Probe-time hardware setup: PCIe quirks, PHY and MAC reset, PHY init; returns the
+    /// station address the card holds, if valid.
+    pub(crate) fn probe_hw(&self) -> Result<Option<[u8; 6]>> {
+        let io = self.io();
+        // Until the first link up the PHY may hibernate: slow MDIO clock (L1D2/L2CB2).
+        let mut hw = self.hw.clone();
+        hw.hibernate = true;
+        hw.reset_pcie(&io, true);
+        hw.phy_reset(&io).map_err(|_| EIO)?;
+        hw.reset_mac(&io).map_err(|_| EIO)?;
+        hw.phy_init(&io).map_err(|_| EIO)?;
+        Ok(hw.read_mac_addr(&io))
+    }
+
+    /// Masks every interrupt (unbind).
+    pub(crate) fn quiesce(&self) {
+        self.io().write(regs::IMR(0));
+    }
+
+    /// Writes the tx producer index: the doorbell.
+    fn doorbell(&self, q: usize, ntu: u16) {
+        self.io().write16(queue::TPD_PIDX[q], ntu);
+        self.tx_stats[q].doorbells.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn read16(&self, off: usize) -> u16 {
+        let v = self.io().read32(off & !3);
+        // CAST: one half of the dword.
+        (v >> ((off & 2) * 8)) as u16
+    }
+
+    fn rx_fill(&self, dev: NetDev, napi: Option<&Napi>, q: usize, buf_len: u32) -> Result {
+        let Some(lock) = self.rx.get(q) else {
+            return Err(EINVAL);
+        };
+        let mut r = lock.lock();
+        let ring = RingIndex::new(RFD_COUNT).ok_or(EINVAL)?;
+        let mut filled = false;
+        loop {
+            let ntu = r.rfd_next_to_use;
+            let next = ring.next(ntu);
+            if next == r.rfd_next_to_clean {
+                break;
+            }
+            let i = usize::from(ntu);
+            if r.bufs.get(i).is_some_and(Option::is_some) {
+                break;
+            }
+            let Some(skb) = SkBuff::alloc_rx(&dev, napi, buf_len) else {
+                break;
+            };
+            let dma = match skb.map_head(&self.dma, 0, buf_len, Dir::FromDevice) {
+                Ok(a) => a,
+                Err(_) => {
+                    skb.drop_reason(DropReason::NoMem);
+                    break;
+                }
+            };
+            dma_write!(r.rfd, [try: i], ring::Rfd { buffer_addr: dma }.to_bytes());
+            if let Some(slot) = r.bufs.get_mut(i) {
+                *slot = Some(RxBuf { skb, dma });
+            }
+            r.rfd_next_to_use = next;
+            filled = true;
+        }
+        if filled {
+            let ntu = r.rfd_next_to_use;
+            self.io().write32(queue::RFD_PROD_IDX[q], u32::from(ntu));
+        }
+        Ok(())
+    }
+
+    fn rx_clean_ring(&self, q: usize) {
+        let Some(lock) = self.rx.get(q) else {
+            return;
+        };
+        let mut r = lock.lock();
+        let len = self.ctrl_rx_buf_len_hint();
+        for slot in r.bufs.iter_mut() {
+            if let Some(b) = slot.take() {
+                netdev::unmap(&self.dma, b.dma, len, Dir::FromDevice, false);
+                b.skb.drop_reason(DropReason::DevReady);
+            }
+        }
+        r.rfd_next_to_use = 0;
+        r.rfd_next_to_clean = 0;
+        r.rrd_next_to_clean = 0;
+        for i in 0..usize::from(RFD_COUNT) {
+            let _ = (|| -> Result {
+                dma_write!(r.rrd, [try: i], [0u8; RRD_SIZE]);
+                Ok(())
+            })();
+        }
+    }
+
+    fn ctrl_rx_buf_len_hint(&self) -> u32 {
+        self.rx_buf_len.load(Ordering::Relaxed)
+    }
+
+    fn tx_clean_ring(&self, dev: NetDev, q: usize) {
+        let Some(lock) = self.tx.get(q) else {
+            return;
+        };
+        let mut t = lock.lock();
+        for slot in t.bufs.iter_mut() {
+            if let Some(b) = slot.take() {
+                netdev::unmap(&self.dma, b.dma, b.len, Dir::ToDevice, b.page);
+                if let Some(skb) = b.skb {
+                    skb.drop_reason(DropReason::DevReady);
+                }
+            }
+        }
+        if let Some(idx) = self.tx_idx.get(q) {
+            idx.next_to_use.store(0, Ordering::Release);
+            idx.next_to_clean.store(0, Ordering::Release);
+        }
+        if let Some(txq) = dev.txq(q as u32) {
+            txq.reset();
+        }
+    }
+
+    /// Programs rings, interrupt moderation, MTU, queues and DMA (`atl1c_configure_mac`).
+    fn configure(&self, mtu: u32) -> Result {
+        let io = self.io();
+        let hw = &self.hw;
+        if self.nic == NicType::Mt {
+            io.modify(|r: regs::MT_MODE| r.with_bit(regs::MT_MODE::Q4, self.queues == 4));
+        }
+        io.modify(|r: regs::MASTER_CTRL| {
+            r.with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, false)
+                .with_bit(regs::MASTER_CTRL::RX_ITIMER_EN, false)
+                .with_bit(regs::MASTER_CTRL::INT_RDCLR, false)
+        });
+        io.write(regs::ISR(u32::MAX));
+        io.write(regs::WOL_CTRL(0));
+        io.write(regs::CLK_GATING_CTRL(0));
+        io.write(regs::INT_RETRIG_TIMER(u32::from(hw.ict)));
+        // Rings: every ring shares the high 32 bits; the DMA mask keeps them at 0.
+        io.write(regs::TX_BASE_ADDR_HI(0));
+        for (q, lock) in self.tx.iter().enumerate() {
+            let t = lock.lock();
+            // CAST: the 32-bit DMA mask guarantees the address fits.
+            io.write32(queue::TPD_ADDR_LO[q], t.desc.dma_handle() as u32);
+        }
+        io.write(regs::TPD_RING_SIZE(u32::from(TPD_COUNT)));
+        io.write(regs::RX_BASE_ADDR_HI(0));
+        for (q, lock) in self.rx.iter().enumerate() {
+            let r = lock.lock();
+            // CAST: as above.
+            io.write32(queue::RFD_HEAD_ADDR_LO[q], r.rfd.dma_handle() as u32);
+            io.write32(queue::RRD_HEAD_ADDR_LO[q], r.rrd.dma_handle() as u32);
+        }
+        io.write(regs::RFD_RING_SIZE(u32::from(RFD_COUNT)));
+        io.write(regs::RX_BUF_SIZE(self.rx_buf_len.load(Ordering::Relaxed)));
+        io.write(regs::RRD_RING_SIZE(u32::from(RFD_COUNT)));
+        io.write(regs::LOAD_PTR(1));
+        io.write(
+            regs::IRQ_MODRT_TIMER_INIT::default()
+                .with_field(regs::IRQ_MODRT_TIMER_INIT::TX, u32::from(hw.tx_imt))
+                .with_field(regs::IRQ_MODRT_TIMER_INIT::RX, u32::from(hw.rx_imt)),
+        );
+        io.modify(|r: regs::MASTER_CTRL| {
+            r.with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, true)
+                .with_bit(regs::MASTER_CTRL::RX_ITIMER_EN, true)
+                .with_bit(regs::MASTER_CTRL::SA_TIMER_EN, true)
+        });
+        io.write(regs::SMB_STAT_TIMER(hw.smb_timer));
+        io.write(regs::MTU(mtu + ETH_HLEN + 4 + 4));
+        io.write(regs::TX_TSO_OFFLOAD_THRESH((7 * 1024) >> 3));
+        let txq = regs::TXQ_CTRL::default()
+            .with_field(regs::TXQ_CTRL::NUM_TPD_BURST, hw.tpd_burst)
+            .with_bit(regs::TXQ_CTRL::ENH_MODE, true)
+            .with_bit(regs::TXQ_CTRL::LS_8023_EN, true)
+            .with_bit(regs::TXQ_CTRL::IP_OPTION_EN, true)
+            .with_field(
+                regs::TXQ_CTRL::TXF_BURST_NUM,
+                if matches!(self.nic, NicType::L2cB | NicType::L2cB2) {
+                    0x40
+                } else {
+                    0x200
+                },
+            );
+        io.write(txq);
+        io.write(regs::RXQ_CTRL::default().with_field(regs::RXQ_CTRL::RFD_BURST_NUM, hw.rfd_burst));
+        io.write(
+            regs::DMA_CTRL::default()
+                .with_field(regs::DMA_CTRL::RORDER_MODE, 4)
+                .with_bit(regs::DMA_CTRL::RREQ_PRI_DATA, true)
+                .with_field(regs::DMA_CTRL::RREQ_BLEN, hw.dmar_block)
+                .with_field(regs::DMA_CTRL::WDLY_CNT, 4)
+                .with_field(regs::DMA_CTRL::RDLY_CNT, 15),
+        );
+        Ok(())
+    }
+
+    /// Checks the link and starts the MAC for it; carrier follows.
+    fn check_link(&self, dev: NetDev) {
+        let io = self.io();
+        let mut cur = self.link.lock();
+        let up = self.hw.link_up(&io).unwrap_or(false);
+        if !up {
+            if dev.carrier_ok() {
+                dev.carrier_off();
+                pr_info!("atl1c_rs: link down\n");
+            }
+            *cur = None;
+            return;
+        }
+        let Ok(link) = self.hw.link(&io) else {
+            return;
+        };
+        if *cur != Some(link) {
+            *cur = Some(link);
+            self.hw.set_aspm(&io, link.speed);
+            let _ = self.hw.post_link_change(&io, link.speed);
+            self.hw.start_mac(&io, link);
+            pr_info!(
+                "atl1c_rs: link up <{} Mbps {} duplex>\n",
+                link.speed,
+                if link.full_duplex { "full" } else { "half" }
+            );
+        }
+        if !dev.carrier_ok() {
+            dev.carrier_on();
+        }
+    }
+
+    fn tx_frame(&self, dev: NetDev, mut skb: SkBuff, more: bool) {
+        let info = skb.info();
+        let q = (info.queue as usize).min(self.queues - 1);
+        let (Some(lock), Some(idx), Some(txq)) = (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
+        else {
+            skb.drop_reason(DropReason::NotSpecified);
+            return;
+        };
+        let mut t = lock.lock();
+        let ring = idx.ring;
+        let ntu0 = idx.next_to_use.load(Ordering::Relaxed);
+        let gso = info.gso_size != 0;
+        let v6 = info.gso_type & 0x10 != 0; // SKB_GSO_TCPV6
+        let need = info.nr_frags + 1 + u32::from(gso) + u32::from(gso && v6);
+        if idx.avail() < need || !self.up.load(Ordering::Acquire) {
+            // Should not happen (the queue stops early): drop, and flush what is held back.
+            txq.maybe_stop(idx, TX_STOP, TX_START);
+            drop(t);
+            self.doorbell(q, ntu0);
+            self.tx_stats[q].dropped.fetch_add(1, Ordering::Relaxed);
+            skb.drop_reason(DropReason::FullRing);
+            return;
+        }
+        // Offload template for every TPD of the frame.
+        let mut tmpl = Tpd::default();
+        let mut res = Ok(());
+        if gso {
+            if skb.tso_prep().is_err() {
+                res = Err(ENOMEM);
+            }
+            tmpl.set_bit(tpd::LSO_EN, true);
+            if v6 {
+                tmpl.set_bit(tpd::LSO_VER, true);
+            } else {
+                tmpl.set_bit(tpd::IPV4_PACKET, true);
+            }
+            res = res
+                .and(tmpl.set_field(tpd::L4HDR_OFFSET, info.transport_offset).map_err(|_| EINVAL))
+                .and(tmpl.set_field(tpd::MSS, info.gso_size).map_err(|_| EINVAL));
+        } else if info.ip_summed == 3 {
+            // CHECKSUM_PARTIAL: custom checksum at even offsets only.
+            let cso = info.csum_start;
+            let css = cso + info.csum_offset;
+            if cso & 1 != 0 {
+                res = Err(EINVAL);
+            } else {
+                tmpl.set_bit(tpd::CCSUM_EN, true);
+                res = tmpl
+                    .set_field(tpd::L4HDR_OFFSET, cso / 2)
+                    .and(tmpl.set_field(tpd::CCSUM_OFFSET, css / 2))
+                    .map_err(|_| EINVAL);
+            }
+        }
+        if info.vlan_present != 0 {
+            tmpl.set_bit(tpd::INS_VTAG, true);
+            // CAST: a 16-bit TCI; AT_VLAN_TO_TAG swaps its bytes.
+            tmpl.vlan_tag = (info.vlan_tci as u16).swap_bytes();
+        }
+        if info.network_offset != ETH_HLEN {
+            tmpl.set_bit(tpd::ETH_TYPE, true);
+        }
+        let mut ntu = ntu0;
+        if res.is_ok() && gso && v6 {
+            // The LSO v2 extension TPD: flags and the total length, no buffer.
+            let mut ext = Tpd::default();
+            ext.set_bit(tpd::LSO_EN, true);
+            ext.set_bit(tpd::LSO_VER, true);
+            ext.buffer_addr = u64::from(info.len);
+            res = self.put_tpd(&mut t, ntu, ext, None);
+            ntu = ring.next(ntu);
+        }
+        // Buffers: head (headers alone first for TSO), then every fragment.
+        let mut segs: KVec<(DmaAddr, u32, bool)> = KVec::new();
+        if res.is_ok() {
+            let split = if gso { info.tcp_all_headers.min(info.headlen) } else { 0 };
+            let mut off = 0;
+            for len in [split, info.headlen - split] {
+                if len == 0 {
+                    continue;
+                }
+                match skb.map_head(&self.dma, off, len, Dir::ToDevice) {
+                    Ok(a) => {
+                        if segs.push((a, len, false), GFP_ATOMIC).is_err() {
+                            netdev::unmap(&self.dma, a, len, Dir::ToDevice, false);
+                            res = Err(ENOMEM);
+                        }
+                    }
+                    Err(e) => res = Err(e),
+                }
+                off += len;
+                if res.is_err() {
+                    break;
+                }
+            }
+        }
+        if res.is_ok() {
+            for f in 0..info.nr_frags {
+                match skb.map_frag(&self.dma, f) {
+                    Ok((a, len)) => {
+                        if segs.push((a, len, true), GFP_ATOMIC).is_err() {
+                            netdev::unmap(&self.dma, a, len, Dir::ToDevice, true);
+                            res = Err(ENOMEM);
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        res = Err(e);
+                        break;
+                    }
+                }
+            }
+        }
+        if res.is_err() {
+            // Roll back: unmap what was mapped, clear the TPDs, flush earlier frames.
+            for &(a, len, page) in segs.iter() {
+                netdev::unmap(&self.dma, a, len, Dir::ToDevice, page);
+            }
+            let mut i = ntu0;
+            while i != ntu {
+                let _ = self.put_tpd(&mut t, i, Tpd::default(), None);
+                i = ring.next(i);
+            }
+            drop(t);
+            self.doorbell(q, ntu0);
+            self.tx_stats[q].dropped.fetch_add(1, Ordering::Relaxed);
+            skb.drop_reason(DropReason::NoMem);
+            return;
+        }
+        let n = segs.len();
+        let len = skb.len();
+        let mut skb = Some(skb);
+        for (k, &(addr, blen, page)) in segs.iter().enumerate() {
+            let mut d = tmpl;
+            // CAST: buffer lengths are below 64 KiB (skb head and page fragments).
+            d.buffer_len = blen as u16;
+            d.buffer_addr = addr;
+            let last = k + 1 == n;
+            d.set_bit(tpd::EOP, last);
+            let buf = TxBuf {
+                skb: if last { skb.take() } else { None },
+                dma: addr,
+                len: blen,
+                page,
+            };
+            let _ = self.put_tpd(&mut t, ntu, d, Some(buf));
+            ntu = ring.next(ntu);
+        }
+        idx.next_to_use.store(ntu, Ordering::Release);
+        drop(t);
+        self.tx_stats[q].packets.fetch_add(1, Ordering::Relaxed);
+        self.tx_stats[q].bytes.fetch_add(u64::from(len), Ordering::Relaxed);
+        // Stop before the ring can fill; a stopped queue makes `sent` ring the doorbell, so
+        // nothing is held back behind xmit_more.
+        txq.maybe_stop(idx, TX_STOP, TX_START);
+        if txq.sent(len, more) {
+            self.doorbell(q, ntu);
+        }
+    }
+
+    fn put_tpd(&self, t: &mut TxRing, i: u16, d: Tpd, buf: Option<TxBuf>) -> Result {
+        let i = usize::from(i);
+        dma_write!(t.desc, [try: i], d.to_bytes());
+        if let Some(slot) = t.bufs.get_mut(i) {
+            *slot = buf;
+        }
+        Ok(())
+    }
+
+    fn tx_complete(&self, dev: NetDev, q: usize, budget: i32) -> u32 {
+        let (Some(lock), Some(idx), Some(txq)) = (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
+        else {
+            return 0;
+        };
+        let hw_cons = self.read16(queue::TPD_CIDX[q]);
+        let mut t = lock.lock();
+        let ring = idx.ring;
+        let ntu = idx.next_to_use.load(Ordering::Acquire);
+        let mut ntc = idx.next_to_clean.load(Ordering::Relaxed);
+        if !ring.valid_consumer(hw_cons, ntu, ntc) {
+            // Never trust the device: an index outside what we posted is ignored.
+            self.tx_stats[q].errors.fetch_add(1, Ordering::Relaxed);
+            return 0;
+        }
+        let (mut pkts, mut bytes) = (0u32, 0u32);
+        while ntc != hw_cons {
+            if let Some(b) = t.bufs.get_mut(usize::from(ntc)).and_then(Option::take) {
+                netdev::unmap(&self.dma, b.dma, b.len, Dir::ToDevice, b.page);
+                if let Some(skb) = b.skb {
+                    pkts += 1;
+                    bytes += skb.len();
+                    skb.consume(budget);
+                }
+            }
+            ntc = ring.next(ntc);
+        }
+        idx.next_to_clean.store(ntc, Ordering::Release);
+        drop(t);
+        txq.completed_wake(pkts, bytes, idx, TX_START);
+        pkts
+    }
+
+    fn rx_poll(&self, dev: NetDev, napi: &Napi, q: usize, budget: i32) -> i32 {
+        let Some(lock) = self.rx.get(q) else {
+            return 0;
+        };
+        let buf_len = self.ctrl_rx_buf_len_hint();
+        let mt = self.nic == NicType::Mt;
+        let csum = self.rx_csum.load(Ordering::Relaxed);
+        let mut done = 0;
+        let rfd_ring = RingIndex::new(RFD_COUNT);
+        let Some(ring) = rfd_ring else {
+            return 0;
+        };
+        while done < budget {
+            let mut r = lock.lock();
+            let ri = usize::from(r.rrd_next_to_clean);
+            let Ok(raw) = (|| -> Result<[u8; RRD_SIZE]> { Ok(dma_read!(r.rrd, [try: ri])) })() else {
+                break;
+            };
+            let rrd = Rrd::from_bytes(&raw);
+            if !rrd.is_updated() {
+                break;
+            }
+            let _ = (|| -> Result {
+                dma_write!(r.rrd, [try: ri], [0u8; RRD_SIZE]);
+                Ok(())
+            })();
+            r.rrd_next_to_clean = ring.next(r.rrd_next_to_clean);
+            let expected = r.rfd_next_to_clean;
+            r.rfd_next_to_clean = ring.next(expected);
+            let buf = r.bufs.get_mut(usize::from(expected)).and_then(Option::take);
+            drop(r);
+            done += 1;
+            let Some(buf) = buf else {
+                self.rx_bad_rrd.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            netdev::unmap(&self.dma, buf.dma, buf_len, Dir::FromDevice, false);
+            // CAST: rx buffers are below 16 KiB.
+            match ring::check_rrd(&rrd, RFD_COUNT, expected, buf_len as u16, mt) {
+                Ok(f) => {
+                    let mut skb = buf.skb;
+                    skb.put(u32::from(f.len));
+                    if f.l4_csum_ok && csum {
+                        skb.set_csum_unnecessary();
+                    }
+                    if let Some(tag) = f.vlan {
+                        skb.set_vlan(tag.swap_bytes());
+                    }
+                    self.rx_stats[q].packets.fetch_add(1, Ordering::Relaxed);
+                    self.rx_stats[q].bytes.fetch_add(u64::from(f.len), Ordering::Relaxed);
+                    // CAST: at most 4 queues.
+                    skb.gro_receive(&dev, napi, q as u16);
+                }
+                Err(ring::RxError::FrameError) => {
+                    self.rx_stats[q].errors.fetch_add(1, Ordering::Relaxed);
+                    buf.skb.drop_reason(DropReason::NotSpecified);
+                }
+                Err(_) => {
+                    self.rx_bad_rrd.fetch_add(1, Ordering::Relaxed);
+                    buf.skb.drop_reason(DropReason::NotSpecified);
+                }
+            }
+        }
+        if done > 0 {
+            let _ = self.rx_fill(dev, Some(napi), q, buf_len);
+        }
+        done
+    }
+}
+
+impl netdev::IrqHandler for Adapter<'_> {
+    fn handle(&self) -> bool {
+        let io = self.io();
+        let isr = io.read::<regs::ISR>().raw();
+        let status = isr & self.intr_mask;
+        if status == 0 || isr & regs::ISR::DIS_INT.mask() != 0 {
+            return false;
+        }
+        // Ack what we saw and hold further interrupts while scheduling.
+        io.write(regs::ISR(status | regs::ISR::DIS_INT.mask()));
+        if self.up.load(Ordering::Acquire) {
+            for q in 0..self.queues {
+                if status & regs::ISR_RX_PKT[q] != 0 {
+                    if let Some(n) = self.napi.get(q) {
+                        n.schedule();
+                    }
+                }
+                if status & regs::ISR_TX_PKT[q] != 0 {
+                    if let Some(n) = self.napi.get(self.queues + q) {
+                        n.schedule();
+                    }
+                }
+            }
+            if status & (regs::ISR::GPHY.mask() | regs::ISR::MANUAL.mask() | regs::ISR::PHY_LINKDOWN.mask())
+                != 0
+            {
+                self.link_event.store(true, Ordering::Release);
+                if let Some(n) = self.napi.get(self.queues) {
+                    n.schedule();
+                }
+            }
+        }
+        io.write(regs::ISR(0));
+        true
+    }
+}
+
+impl netdev::NetDevOps for Adapter<'_> {
+    fn open(&self, dev: NetDev) -> Result {
+        dev.carrier_off();
+        let mtu = dev.mtu();
+        let buf_len = if mtu > 1500 {
+            (mtu + ETH_HLEN + 4 + 4).next_multiple_of(8)
+        } else {
+            RX_BUF_MIN
+        };
+        self.rx_buf_len.store(buf_len, Ordering::Relaxed);
+        netdev::bh_disabled(|| *self.link.lock() = None);
+        let io = self.io();
+        self.hw.reset_mac(&io).map_err(|_| EIO)?;
+        self.hw.set_mac_addr(&io, dev.mac());
+        netdev::NetDevOps::set_rx_mode(self, dev);
+        // Ring and link locks are shared with NAPI and xmit: take them with softirqs off.
+        netdev::bh_disabled(|| -> Result {
+            for q in 0..self.tx.len() {
+                self.tx_clean_ring(dev, q);
+            }
+            for q in 0..self.queues {
+                self.rx_clean_ring(q);
+            }
+            self.configure(mtu)?;
+            for q in 0..self.queues {
+                self.rx_fill(dev, None, q, buf_len)?;
+            }
+            // Link first: MDIO belongs to open until NAPI is enabled.
+            self.check_link(dev);
+            Ok(())
+        })?;
+        self.up.store(true, Ordering::Release);
+        for i in 0..2 * self.queues {
+            if let Some(n) = self.napi.get(i) {
+                n.enable();
+            }
+        }
+        io.write(regs::ISR(0x7fff_ffff));
+        io.write(regs::IMR(self.intr_mask));
+        io.flush();
+        dev.start_queues();
+        Ok(())
+    }
+
+    fn stop(&self, dev: NetDev) {
+        self.up.store(false, Ordering::Release);
+        dev.stop_queues();
+        let io = self.io();
+        io.write(regs::IMR(0));
+        io.write(regs::ISR(regs::ISR::DIS_INT.mask()));
+        io.flush();
+        for i in 0..2 * self.queues {
+            if let Some(n) = self.napi.get(i) {
+                n.disable();
+            }
+        }
+        let _ = self.hw.reset_mac(&io);
+        dev.carrier_off();
+        netdev::bh_disabled(|| {
+            *self.link.lock() = None;
+            for q in 0..self.tx.len() {
+                self.tx_clean_ring(dev, q);
+            }
+            for q in 0..self.queues {
+                self.rx_clean_ring(q);
+            }
+        });
+    }
+
+    fn start_xmit(&self, dev: NetDev, skb: SkBuff, more: bool) {
+        self.tx_frame(dev, skb, more);
+    }
+
+    fn get_stats64(&self, _dev: NetDev, s: &mut Stats64) {
+        for q in &self.tx_stats {
+            s.tx_packets += q.packets.load(Ordering::Relaxed);
+            s.tx_bytes += q.bytes.load(Ordering::Relaxed);
+            s.tx_dropped += q.dropped.load(Ordering::Relaxed);
+            s.tx_errors += q.errors.load(Ordering::Relaxed);
+        }
+        for q in &self.rx_stats {
+            s.rx_packets += q.packets.load(Ordering::Relaxed);
+            s.rx_bytes += q.bytes.load(Ordering::Relaxed);
+            s.rx_dropped += q.dropped.load(Ordering::Relaxed);
+            s.rx_errors += q.errors.load(Ordering::Relaxed);
+        }
+        s.rx_errors += self.rx_bad_rrd.load(Ordering::Relaxed);
+    }
+
+    fn set_rx_mode(&self, dev: NetDev) {
+        // Called under the address-list spinlock: no sleeping, so no ctrl mutex.
+        let (promisc, allmulti) = dev.rx_flags();
+        let mut list = [[0u8; 6]; 64];
+        let (n, all) = match dev.mc_list(&mut list) {
+            Some(n) => (n, allmulti),
+            None => (0, true),
+        };
+        self.hw.set_rx_mode(&self.io(), promisc, all, list[..n].iter());
+    }
+
+    fn set_mac(&self, _dev: NetDev, mac: [u8; 6]) {
+        self.hw.set_mac_addr(&self.io(), mac);
+    }
+
+    fn change_mtu(&self, dev: NetDev, mtu: u32) -> Result {
+        if mtu > self.max_mtu() {
+            return Err(EINVAL);
+        }
+        let running = self.up.load(Ordering::Acquire);
+        if running {
+            self.stop(dev);
+        }
+        dev.set_mtu(mtu);
+        if running {
+            self.open(dev)?;
+        }
+        Ok(())
+    }
+
+    fn tx_timeout(&self, _dev: NetDev, queue: u32) {
+        // Atomic context: no reset here. Re-ring every doorbell so that nothing posted is
+        // left behind, and count the event.
+        pr_warn!("atl1c_rs: tx queue {} timed out\n", queue);
+        for (q, idx) in self.tx_idx.iter().enumerate().take(self.queues) {
+            self.tx_stats[q].errors.fetch_add(u64::from(q as u32 == queue), Ordering::Relaxed);
+            self.doorbell(q, idx.next_to_use.load(Ordering::Acquire));
+        }
+    }
+
+    fn poll(&self, dev: NetDev, napi: Napi, index: usize, budget: i32) -> i32 {
+        if index < self.queues {
+            let done = self.rx_poll(dev, &napi, index, budget);
+            if done < budget {
+                napi.complete_done(done);
+            }
+            return done;
+        }
+        let q = index - self.queues;
+        if q == 0 && self.link_event.swap(false, Ordering::AcqRel) {
+            // Link changes: carrier and MAC speed, without sleeping (NAPI context). On
+            // AR8151 reading the PHY's ISR clears its interrupt.
+            if self.nic.has_mdio_phy() {
+                let _ = self.hw.read_phy(&self.io(), regs::phy::MII_ISR);
+            }
+            self.check_link(dev);
+        }
+        let n = self.tx_complete(dev, q, budget);
+        // CAST: at most the ring size.
+        let n = (n as i32).min(budget);
+        if n < budget {
+            napi.complete_done(n);
+        }
+        n
+    }
+
+    fn napi_set(&self) -> &netdev::NapiSet {
+        &self.napi
+    }
+}
+

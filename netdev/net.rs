@@ -1,0 +1,944 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Safe wrappers over `net_device`, its ops, NAPI, BQL tx queues, `sk_buff`, streaming DMA
+//! mappings and the interrupt line.
+
+use core::{
+    ffi::c_void,
+    marker::PhantomData,
+    ptr::NonNull, //
+};
+
+use kernel::{
+    bindings as kb,
+    device::Core,
+    pci,
+    prelude::*, //
+};
+
+use super::bindings as nb;
+
+/// The raw `struct device` of a PCI device, for DMA and parenting.
+fn pci_raw<C: kernel::device::DeviceContext>(pdev: &pci::Device<C>) -> *mut kb::pci_dev {
+    // CAST: `pci::Device` is `#[repr(transparent)]` over `Opaque<struct pci_dev>`.
+    core::ptr::from_ref(pdev).cast_mut().cast()
+}
+
+/// The `struct device` embedded in the PCI device.
+pub(crate) struct DmaDev(NonNull<kb::device>);
+
+// SAFETY: a `struct device` pointer may be used from any thread; DMA API calls are thread-safe.
+unsafe impl Send for DmaDev {}
+// SAFETY: as above; the wrapper only hands the pointer to thread-safe DMA API calls.
+unsafe impl Sync for DmaDev {}
+
+impl DmaDev {
+    /// The DMA device of `pdev`.
+    ///
+    /// # Invariants
+    ///
+    /// The pointer stays valid while the driver is bound to `pdev`; every user of a `DmaDev`
+    /// lives in the driver's bound data and is dropped before unbind completes.
+    pub(crate) fn new(pdev: &pci::Device<Core<'_>>) -> Self {
+        let raw = pci_raw(pdev);
+        // SAFETY: `raw` points to a live `struct pci_dev` (we hold a reference to it); taking
+        // the address of its `dev` field does not read memory.
+        let dev = unsafe { &raw mut (*raw).dev };
+        // INVARIANT: see the doc comment; `dev` is non-null as a field of a valid pointer.
+        Self(NonNull::new(dev).unwrap_or(NonNull::dangling()))
+    }
+
+    fn raw(&self) -> *mut kb::device {
+        self.0.as_ptr()
+    }
+}
+
+/// A bus address the device may DMA to or from.
+pub(crate) type DmaAddr = u64;
+
+/// Direction of a streaming mapping.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Dir {
+    /// CPU to device (tx).
+    ToDevice,
+    /// Device to CPU (rx).
+    FromDevice,
+}
+
+impl Dir {
+    fn raw(self) -> kb::dma_data_direction {
+        match self {
+            Dir::ToDevice => kb::dma_data_direction_DMA_TO_DEVICE,
+            Dir::FromDevice => kb::dma_data_direction_DMA_FROM_DEVICE,
+        }
+    }
+}
+
+/// An owned `struct sk_buff`.
+///
+/// # Invariants
+///
+/// The pointer is a valid skb owned by this value; it is released only through one of the
+/// consuming methods (never by a silent destructor).
+pub(crate) struct SkBuff(NonNull<kb::sk_buff>);
+
+// SAFETY: an owned skb may move between CPUs (the network stack does it all the time).
+unsafe impl Send for SkBuff {}
+
+/// What the tx path needs from an skb.
+pub(crate) type SkbInfo = nb::atl1c_rs_skb_info;
+
+impl SkBuff {
+    /// Takes ownership of an skb handed over by the stack.
+    ///
+    /// # Safety
+    ///
+    /// `skb` must be a valid skb whose ownership passes to the caller.
+    unsafe fn from_raw(skb: *mut kb::sk_buff) -> Option<Self> {
+        // INVARIANT: the caller passes ownership of a valid skb.
+        NonNull::new(skb).map(Self)
+    }
+
+    fn raw(&self) -> *mut kb::sk_buff {
+        self.0.as_ptr()
+    }
+
+    /// Allocates an rx skb of `len` bytes for `napi` (or the netdev outside NAPI).
+    pub(crate) fn alloc_rx(dev: &NetDev, napi: Option<&Napi>, len: u32) -> Option<Self> {
+        let skb = match napi {
+            // SAFETY: `napi` is a registered NAPI instance of `dev`.
+            Some(n) => unsafe { nb::napi_alloc_skb(n.raw(), len) },
+            // SAFETY: `dev` is a valid registered net_device (type invariant of `NetDev`).
+            None => unsafe { nb::netdev_alloc_skb(dev.raw(), len) },
+        };
+        // SAFETY: a fresh skb, owned by us.
+        unsafe { Self::from_raw(skb) }
+    }
+
+    /// Length of the data.
+    pub(crate) fn len(&self) -> u32 {
+        // SAFETY: valid skb by the type invariant.
+        unsafe { (*self.raw()).len }
+    }
+
+    /// Transmit properties.
+    pub(crate) fn info(&self) -> SkbInfo {
+        let mut info = SkbInfo::default();
+        // SAFETY: valid skb; `info` is a valid out-pointer.
+        unsafe { nb::atl1c_rs_skb_info(self.raw(), &mut info) };
+        info
+    }
+
+    /// Rewrites the headers of a GSO skb for hardware segmentation (`atl1c_tso_csum`).
+    pub(crate) fn tso_prep(&mut self) -> Result {
+        // SAFETY: valid skb, owned (so writable after the COW the helper does).
+        kernel::error::to_result(unsafe { nb::atl1c_rs_skb_tso_prep(self.raw()) })
+    }
+
+    /// Maps the linear part `[off, off + len)` for DMA.
+    pub(crate) fn map_head(&self, dev: &DmaDev, off: u32, len: u32, dir: Dir) -> Result<DmaAddr> {
+        // SAFETY: valid skb; the linear data is at least `headlen` bytes and callers stay
+        // within it (checked against `info().headlen` by the tx path, the rx buffer length by
+        // the rx path).
+        let data = unsafe { nb::atl1c_rs_skb_data(self.raw()) }.cast::<u8>();
+        // SAFETY: `data + off` stays inside the linear buffer (see above).
+        let ptr = unsafe { data.add(off as usize) };
+        // SAFETY: `dev` is a valid device (invariant of `DmaDev`), `ptr`/`len` a kernel buffer.
+        let addr = unsafe {
+            nb::dma_map_single_attrs(dev.raw().cast(), ptr.cast(), len as usize, dir.raw(), 0)
+        };
+        // SAFETY: `addr` came from the mapping call on the same device.
+        if unsafe { nb::dma_mapping_error(dev.raw().cast(), addr) } != 0 {
+            return Err(ENOMEM);
+        }
+        Ok(addr)
+    }
+
+    /// Maps page fragment `i` for DMA to the device; returns its address and length.
+    pub(crate) fn map_frag(&self, dev: &DmaDev, i: u32) -> Result<(DmaAddr, u32)> {
+        let mut size = 0u32;
+        if i >= self.info().nr_frags {
+            return Err(EINVAL);
+        }
+        // SAFETY: valid skb and `i < nr_frags`.
+        unsafe { nb::atl1c_rs_skb_frag(self.raw(), i, &mut size) };
+        // SAFETY: valid device and skb, `i < nr_frags`.
+        let addr = unsafe { nb::atl1c_rs_skb_frag_map(dev.raw().cast(), self.raw(), i) };
+        // SAFETY: `addr` came from the mapping call on the same device.
+        if unsafe { nb::dma_mapping_error(dev.raw().cast(), addr) } != 0 {
+            return Err(ENOMEM);
+        }
+        Ok((addr, size))
+    }
+
+    /// Appends `len` bytes the device wrote to the tail (`skb_put`).
+    pub(crate) fn put(&mut self, len: u32) {
+        // SAFETY: valid skb; the rx path only puts what fits the allocated buffer.
+        unsafe { kb::skb_put(self.raw(), len) };
+    }
+
+    /// Marks the L4 checksum as verified by the device.
+    pub(crate) fn set_csum_unnecessary(&mut self) {
+        // SAFETY: valid skb.
+        unsafe { nb::atl1c_rs_skb_set_csum_unnecessary(self.raw()) };
+    }
+
+    /// Records a VLAN tag the device stripped.
+    pub(crate) fn set_vlan(&mut self, tci: u16) {
+        // SAFETY: valid skb.
+        unsafe { nb::atl1c_rs_skb_set_vlan(self.raw(), tci) };
+    }
+
+    /// Hands a received frame to GRO (after `eth_type_trans`).
+    pub(crate) fn gro_receive(self, dev: &NetDev, napi: &Napi, queue: u16) {
+        let skb = self.raw();
+        core::mem::forget(self);
+        // SAFETY: valid skb whose ownership passes to the stack; `dev`/`napi` are registered.
+        unsafe { nb::atl1c_rs_rx_deliver(napi.raw(), skb, dev.raw(), queue) };
+    }
+
+    /// Frees a transmitted skb (`napi_consume_skb`; `budget` 0 outside NAPI).
+    pub(crate) fn consume(self, budget: i32) {
+        let skb = self.raw();
+        core::mem::forget(self);
+        // SAFETY: valid skb whose ownership ends here.
+        unsafe { nb::napi_consume_skb(skb, budget) };
+    }
+
+    /// Drops an skb that was not delivered, with a reason for drop monitors.
+    pub(crate) fn drop_reason(self, reason: DropReason) {
+        let skb = self.raw();
+        core::mem::forget(self);
+        // SAFETY: valid skb whose ownership ends here; any context is fine for the _any
+        // variant.
+        unsafe { nb::dev_kfree_skb_any_reason(skb, reason as _) };
+    }
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // Every skb must leave through consume/drop_reason/gro_receive; one that does not is a
+        // driver bug. Free it rather than leak, and say so.
+        kernel::pr_warn!("atl1c_rs: skb dropped without a reason\n");
+        // SAFETY: valid skb owned by `self`.
+        unsafe { nb::dev_kfree_skb_any_reason(self.raw(), DropReason::NotSpecified as _) };
+    }
+}
+
+/// Why an skb was dropped (`enum skb_drop_reason`).
+#[derive(Clone, Copy, Debug)]
+#[repr(u32)]
+pub(crate) enum DropReason {
+    /// `SKB_DROP_REASON_NOT_SPECIFIED`.
+    NotSpecified = nb::skb_drop_reason_SKB_DROP_REASON_NOT_SPECIFIED,
+    /// `SKB_DROP_REASON_DEV_READY`: the device is down.
+    DevReady = nb::skb_drop_reason_SKB_DROP_REASON_DEV_READY,
+    /// `SKB_DROP_REASON_NOMEM`: a DMA mapping failed.
+    NoMem = nb::skb_drop_reason_SKB_DROP_REASON_NOMEM,
+    /// `SKB_DROP_REASON_FULL_RING`: no descriptors.
+    FullRing = nb::skb_drop_reason_SKB_DROP_REASON_FULL_RING,
+}
+
+/// Unmaps a streaming mapping made by [`SkBuff::map_head`] or [`SkBuff::map_frag`].
+pub(crate) fn unmap(dev: &DmaDev, addr: DmaAddr, len: u32, dir: Dir, page: bool) {
+    // SAFETY: `addr`/`len`/`dir` describe a live mapping on this device (callers keep them in
+    // their buffer bookkeeping and unmap once).
+    unsafe {
+        if page {
+            nb::dma_unmap_page_attrs(dev.raw().cast(), addr, len as usize, dir.raw(), 0)
+        } else {
+            nb::dma_unmap_single_attrs(dev.raw().cast(), addr, len as usize, dir.raw(), 0)
+        }
+    }
+}
+
+/// A registered `net_device`, borrowed.
+///
+/// # Invariants
+///
+/// The pointer is a registered net_device, valid for the lifetime of the `Registration` it
+/// came from (every `NetDev` is created from one and used inside its callbacks).
+#[derive(Clone, Copy)]
+pub(crate) struct NetDev(NonNull<nb::net_device>);
+
+impl NetDev {
+    fn raw(&self) -> *mut nb::net_device {
+        self.0.as_ptr()
+    }
+
+    /// Carrier on.
+    pub(crate) fn carrier_on(&self) {
+        // SAFETY: valid net_device (type invariant).
+        unsafe { nb::netif_carrier_on(self.raw()) }
+    }
+
+    /// Carrier off.
+    pub(crate) fn carrier_off(&self) {
+        // SAFETY: valid net_device.
+        unsafe { nb::netif_carrier_off(self.raw()) }
+    }
+
+    /// Whether the carrier is on.
+    pub(crate) fn carrier_ok(&self) -> bool {
+        // SAFETY: valid net_device.
+        unsafe { nb::netif_carrier_ok(self.raw()) }
+    }
+
+    /// Starts every tx queue.
+    pub(crate) fn start_queues(&self) {
+        // SAFETY: valid net_device.
+        unsafe { nb::netif_tx_start_all_queues(self.raw()) }
+    }
+
+    /// Stops every tx queue.
+    pub(crate) fn stop_queues(&self) {
+        // SAFETY: valid net_device.
+        unsafe { nb::netif_tx_stop_all_queues(self.raw()) }
+    }
+
+    /// The tx queue `i`; `None` beyond the device's queues.
+    pub(crate) fn txq(&self, i: u32) -> Option<TxQueue> {
+        // SAFETY: valid net_device; reading a plain field.
+        let n = unsafe { (*self.raw()).num_tx_queues };
+        if i >= n {
+            return None;
+        }
+        // SAFETY: `i` is below num_tx_queues.
+        let q = unsafe { nb::netdev_get_tx_queue(self.raw(), i) };
+        // INVARIANT: a queue of a valid net_device.
+        NonNull::new(q).map(TxQueue)
+    }
+
+    /// Current MTU.
+    pub(crate) fn mtu(&self) -> u32 {
+        // SAFETY: valid net_device; plain field read.
+        unsafe { (*self.raw()).mtu }
+    }
+
+    /// Sets the MTU (from `ndo_change_mtu`, under RTNL).
+    pub(crate) fn set_mtu(&self, mtu: u32) {
+        // SAFETY: valid net_device; the core calls ndo_change_mtu under RTNL and expects the
+        // driver to store the new value.
+        unsafe { nb::atl1c_rs_set_mtu(self.raw(), mtu) }
+    }
+
+    /// The current station address.
+    pub(crate) fn mac(&self) -> [u8; 6] {
+        let mut m = [0u8; 6];
+        // SAFETY: valid net_device; `dev_addr` holds at least ETH_ALEN bytes once set.
+        let a = unsafe { (*self.raw()).dev_addr };
+        if !a.is_null() {
+            // SAFETY: `a` points to `addr_len` (6 for Ethernet) bytes.
+            unsafe { core::ptr::copy_nonoverlapping(a, m.as_mut_ptr(), 6) };
+        }
+        m
+    }
+
+    /// (promiscuous, all-multicast) from the interface flags.
+    pub(crate) fn rx_flags(&self) -> (bool, bool) {
+        // SAFETY: valid net_device.
+        let f = unsafe { nb::atl1c_rs_rx_flags(self.raw()) };
+        (f & 1 != 0, f & 2 != 0)
+    }
+
+    /// Copies the multicast list into `out`; `None` when it does not fit.
+    pub(crate) fn mc_list(&self, out: &mut [[u8; 6]]) -> Option<usize> {
+        // CAST: the slice length is small (the caller's fixed array).
+        let max = out.len() as i32;
+        // SAFETY: valid net_device (called under the address list lock by ndo_set_rx_mode);
+        // `out` holds `max` addresses.
+        let n = unsafe { nb::atl1c_rs_mc_list(self.raw(), out.as_mut_ptr().cast(), max) };
+        usize::try_from(n).ok()
+    }
+}
+
+/// A tx queue of a registered net_device, for BQL and flow control.
+///
+/// # Invariants
+///
+/// A queue of a registered net_device (see [`NetDev`]).
+#[derive(Clone, Copy)]
+pub(crate) struct TxQueue(NonNull<nb::netdev_queue>);
+
+/// The free-descriptor callback the BQL stop/wake macros evaluate.
+pub(crate) trait TxAvail {
+    /// Descriptors free now.
+    fn avail(&self) -> u32;
+}
+
+unsafe extern "C" fn avail_cb<A: TxAvail>(ctx: *const c_void) -> u32 {
+    // SAFETY: `ctx` is the `&A` passed by `maybe_stop`/`completed_wake` for this call only.
+    unsafe { &*ctx.cast::<A>() }.avail()
+}
+
+impl TxQueue {
+    fn raw(&self) -> *mut nb::netdev_queue {
+        self.0.as_ptr()
+    }
+
+    /// `__netdev_tx_sent_queue`: accounts `bytes` in BQL; true when the doorbell must be rung
+    /// now (no more frames are coming, or the queue was stopped).
+    pub(crate) fn sent(&self, bytes: u32, more: bool) -> bool {
+        // SAFETY: valid queue (type invariant).
+        unsafe { nb::__netdev_tx_sent_queue(self.raw(), bytes, more) }
+    }
+
+    /// `netif_txq_maybe_stop`: stops the queue when fewer than `stop` descriptors are free,
+    /// and restarts it at once if a completion freed `start` in the meantime.
+    pub(crate) fn maybe_stop<A: TxAvail>(&self, a: &A, stop: u32, start: u32) -> bool {
+        // SAFETY: valid queue; the callback and its context live for the call.
+        unsafe {
+            nb::atl1c_rs_txq_maybe_stop(
+                self.raw(),
+                Some(avail_cb::<A>),
+                core::ptr::from_ref(a).cast(),
+                stop,
+                start,
+            ) != 0
+        }
+    }
+
+    /// `netif_txq_completed_wake`: reports completions to BQL and wakes the queue when
+    /// `start` descriptors are free (not while the carrier is off).
+    pub(crate) fn completed_wake<A: TxAvail>(&self, pkts: u32, bytes: u32, a: &A, start: u32) {
+        // SAFETY: valid queue; the callback and its context live for the call.
+        unsafe {
+            nb::atl1c_rs_txq_completed_wake(
+                self.raw(),
+                pkts,
+                bytes,
+                Some(avail_cb::<A>),
+                core::ptr::from_ref(a).cast(),
+                start,
+            )
+        };
+    }
+
+    /// Resets BQL state (ring reset).
+    pub(crate) fn reset(&self) {
+        // SAFETY: valid queue.
+        unsafe { nb::netdev_tx_reset_queue(self.raw()) }
+    }
+
+}
+
+/// A NAPI instance embedded in the net_device's private area.
+///
+/// # Invariants
+///
+/// Points to an initialised `napi_struct` inside the private area of a registered
+/// net_device (see [`Registration`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Napi(NonNull<nb::napi_struct>);
+
+impl Napi {
+    fn raw(&self) -> *mut nb::napi_struct {
+        self.0.as_ptr()
+    }
+
+    /// `napi_complete_done`; true if the caller may re-enable the interrupt.
+    pub(crate) fn complete_done(&self, work: i32) -> bool {
+        // SAFETY: valid NAPI (type invariant), called from its poll function.
+        unsafe { nb::napi_complete_done(self.raw(), work) }
+    }
+
+    /// `napi_schedule`.
+    pub(crate) fn schedule(&self) {
+        // SAFETY: valid NAPI.
+        let _ = unsafe { nb::napi_schedule(self.raw()) };
+    }
+
+    /// `napi_enable`.
+    pub(crate) fn enable(&self) {
+        // SAFETY: valid, added NAPI; called from ndo_open.
+        unsafe { nb::napi_enable(self.raw()) }
+    }
+
+    /// `napi_disable` (waits for a running poll).
+    pub(crate) fn disable(&self) {
+        // SAFETY: valid, enabled NAPI; called from ndo_stop.
+        unsafe { nb::napi_disable(self.raw()) }
+    }
+}
+
+/// Maximum NAPI instances (4 rx + 4 tx on the Mikrotik NIC).
+pub(crate) const MAX_NAPI: usize = 8;
+
+/// The NAPI instances of a registration, for the interrupt handler.
+///
+/// # Invariants
+///
+/// Each non-null entry was stored from a [`Napi`] of a live [`Registration`]; the owner drops
+/// the interrupt line (the only reader outside callbacks) before the registration.
+pub(crate) struct NapiSet([core::sync::atomic::AtomicPtr<nb::napi_struct>; MAX_NAPI]);
+
+impl NapiSet {
+    /// An empty set.
+    pub(crate) fn new() -> Self {
+        Self([const { core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()) }; MAX_NAPI])
+    }
+
+    /// Stores instance `i`.
+    pub(crate) fn set(&self, i: usize, n: Napi) {
+        if let Some(slot) = self.0.get(i) {
+            // INVARIANT: `n` is a NAPI of a live registration.
+            slot.store(n.raw(), core::sync::atomic::Ordering::Release);
+        }
+    }
+
+    /// Instance `i`, once stored.
+    pub(crate) fn get(&self, i: usize) -> Option<Napi> {
+        let p = self.0.get(i)?.load(core::sync::atomic::Ordering::Acquire);
+        // INVARIANT: see the type invariant.
+        NonNull::new(p).map(Napi)
+    }
+}
+
+/// The private area of our net_devices.
+#[repr(C)]
+struct Priv {
+    driver: *const c_void,
+    napi: [nb::napi_struct; MAX_NAPI],
+}
+
+/// 64-bit interface statistics (`struct rtnl_link_stats64`).
+pub(crate) type Stats64 = nb::rtnl_link_stats64;
+
+/// What the driver implements for its net_device (`struct net_device_ops` plus NAPI poll).
+pub(crate) trait NetDevOps: Sync {
+    /// `ndo_open`.
+    fn open(&self, dev: NetDev) -> Result;
+    /// `ndo_stop`.
+    fn stop(&self, dev: NetDev);
+    /// `ndo_start_xmit`: the skb is always consumed (sent, or dropped with a reason).
+    fn start_xmit(&self, dev: NetDev, skb: SkBuff, more: bool);
+    /// `ndo_get_stats64`.
+    fn get_stats64(&self, dev: NetDev, stats: &mut Stats64);
+    /// `ndo_set_rx_mode`.
+    fn set_rx_mode(&self, dev: NetDev);
+    /// `ndo_set_mac_address` after the core validated and stored the address.
+    fn set_mac(&self, dev: NetDev, mac: [u8; 6]);
+    /// `ndo_change_mtu`.
+    fn change_mtu(&self, dev: NetDev, mtu: u32) -> Result;
+    /// `ndo_tx_timeout`.
+    fn tx_timeout(&self, dev: NetDev, queue: u32);
+    /// NAPI poll of instance `index`.
+    fn poll(&self, dev: NetDev, napi: Napi, index: usize, budget: i32) -> i32;
+    /// Where the interrupt handler finds the NAPI instances.
+    fn napi_set(&self) -> &NapiSet;
+}
+
+struct Vtable<T>(PhantomData<T>);
+
+impl<T: NetDevOps> Vtable<T> {
+    /// The driver behind a net_device.
+    ///
+    /// # Safety
+    ///
+    /// `dev` must be a net_device created by `Registration<T>`, still registered.
+    unsafe fn driver<'a>(dev: *mut nb::net_device) -> (&'a T, NetDev) {
+        // SAFETY: per the function's safety requirement the private area is our `Priv`,
+        // whose `driver` points to a live `T` for as long as the device is registered.
+        let p = unsafe { &*nb::netdev_priv(dev).cast::<Priv>() };
+        // SAFETY: as above.
+        let t = unsafe { &*p.driver.cast::<T>() };
+        // INVARIANT: a registered net_device (non-null: the core passes a valid one).
+        (t, NetDev(NonNull::new(dev).unwrap_or(NonNull::dangling())))
+    }
+
+    unsafe extern "C" fn open(dev: *mut nb::net_device) -> i32 {
+        // SAFETY: the core calls ndo_open with a registered device of ours.
+        let (t, d) = unsafe { Self::driver(dev) };
+        match t.open(d) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    unsafe extern "C" fn stop(dev: *mut nb::net_device) -> i32 {
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        t.stop(d);
+        0
+    }
+
+    unsafe extern "C" fn start_xmit(skb: *mut kb::sk_buff, dev: *mut nb::net_device) -> nb::netdev_tx_t {
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        // `xmit_more` as netdev_xmit_more() reads it (per-CPU softnet data).
+        // SAFETY: always callable in the xmit path.
+        let more = unsafe { nb::atl1c_rs_xmit_more() } != 0;
+        // SAFETY: the stack hands us ownership of a valid skb.
+        if let Some(skb) = unsafe { SkBuff::from_raw(skb) } {
+            t.start_xmit(d, skb, more);
+        }
+        nb::netdev_tx_NETDEV_TX_OK
+    }
+
+    unsafe extern "C" fn get_stats64(dev: *mut nb::net_device, stats: *mut Stats64) {
+        // SAFETY: as for `open`; `stats` is a valid out-structure.
+        let (t, d) = unsafe { Self::driver(dev) };
+        // SAFETY: `stats` is valid and exclusively ours for the call.
+        t.get_stats64(d, unsafe { &mut *stats });
+    }
+
+    unsafe extern "C" fn set_rx_mode(dev: *mut nb::net_device) {
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        t.set_rx_mode(d);
+    }
+
+    unsafe extern "C" fn set_mac(dev: *mut nb::net_device, addr: *mut c_void) -> i32 {
+        // SAFETY: `addr` is a `struct sockaddr` from the core.
+        let err = unsafe { nb::eth_mac_addr(dev, addr) };
+        if err != 0 {
+            return err;
+        }
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        t.set_mac(d, d.mac());
+        0
+    }
+
+    unsafe extern "C" fn change_mtu(dev: *mut nb::net_device, mtu: i32) -> i32 {
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        let Ok(mtu) = u32::try_from(mtu) else {
+            return EINVAL.to_errno();
+        };
+        match t.change_mtu(d, mtu) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    unsafe extern "C" fn tx_timeout(dev: *mut nb::net_device, q: u32) {
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        t.tx_timeout(d, q);
+    }
+
+    unsafe extern "C" fn poll(napi: *mut nb::napi_struct, budget: i32) -> i32 {
+        // SAFETY: our NAPI instances live in `Priv.napi` of a registered device.
+        let dev = unsafe { (*napi).dev };
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        // SAFETY: `dev` is ours, so its private area is a `Priv`.
+        let p = unsafe { nb::netdev_priv(dev).cast::<Priv>() };
+        // SAFETY: both pointers are inside the same `Priv` allocation.
+        let base = unsafe { &raw mut (*p).napi }.cast::<nb::napi_struct>();
+        // SAFETY: `napi` points into the `napi` array that starts at `base`.
+        let index = unsafe { napi.offset_from(base) };
+        let Ok(index) = usize::try_from(index) else {
+            return 0;
+        };
+        // INVARIANT: an initialised NAPI of a registered device.
+        let n = Napi(NonNull::new(napi).unwrap_or(NonNull::dangling()));
+        t.poll(d, n, index, budget)
+    }
+
+    const OPS: nb::net_device_ops = {
+        // SAFETY: `net_device_ops` is plain data: all-zero is "no callback" for every field.
+        let mut ops: nb::net_device_ops = unsafe { core::mem::zeroed() };
+        ops.ndo_open = Some(Self::open);
+        ops.ndo_stop = Some(Self::stop);
+        ops.ndo_start_xmit = Some(Self::start_xmit);
+        ops.ndo_get_stats64 = Some(Self::get_stats64);
+        ops.ndo_set_rx_mode = Some(Self::set_rx_mode);
+        ops.ndo_set_mac_address = Some(Self::set_mac);
+        ops.ndo_validate_addr = Some(nb::eth_validate_addr);
+        ops.ndo_change_mtu = Some(Self::change_mtu);
+        ops.ndo_tx_timeout = Some(Self::tx_timeout);
+        ops
+    };
+}
+
+/// Configuration of a net_device before registration.
+pub(crate) struct NetDevConfig {
+    /// Tx and rx queues.
+    pub(crate) queues: u32,
+    /// MTU range.
+    pub(crate) min_mtu: u32,
+    /// MTU range.
+    pub(crate) max_mtu: u32,
+    /// Station address; `None` for a random one.
+    pub(crate) mac: Option<[u8; 6]>,
+    /// `NETIF_F_*` features offered and enabled.
+    pub(crate) features: u64,
+    /// Tx watchdog, in jiffies.
+    pub(crate) watchdog_jiffies: i32,
+    /// NAPI instances: rx for `0..queues`, tx for `queues..2 * queues`.
+    pub(crate) napi: usize,
+}
+
+/// An allocated and registered net_device whose ops call `T`.
+///
+/// # Invariants
+///
+/// `dev` is registered and its private area is a `Priv` whose `driver` points to the `T`
+/// given to [`Registration::new`], which outlives this value (the caller's obligation, see
+/// `new`). Dropping unregisters (waiting for every callback) and frees it.
+pub(crate) struct Registration<T: NetDevOps> {
+    dev: NetDev,
+    napi: usize,
+    _t: PhantomData<*const T>,
+}
+
+// SAFETY: the registration is only a handle; the net_device is usable from any thread.
+unsafe impl<T: NetDevOps> Send for Registration<T> {}
+// SAFETY: as above.
+unsafe impl<T: NetDevOps> Sync for Registration<T> {}
+
+impl<T: NetDevOps> Registration<T> {
+    /// Allocates, configures and registers a net_device for `driver`, parented to `pdev`.
+    ///
+    /// # Safety
+    ///
+    /// `driver` must stay valid and pinned until this registration is dropped.
+    pub(crate) unsafe fn new(pdev: &pci::Device<Core<'_>>, driver: &T, cfg: NetDevConfig) -> Result<Self> {
+        if cfg.napi > MAX_NAPI || cfg.queues == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: plain allocation; size is our `Priv`.
+        let dev = unsafe {
+            nb::alloc_etherdev_mqs(core::mem::size_of::<Priv>() as i32, cfg.queues, cfg.queues)
+        };
+        let dev = NonNull::new(dev).ok_or(ENOMEM)?;
+        let raw = dev.as_ptr();
+        // SAFETY: a freshly allocated, unregistered net_device: we may set any field.
+        unsafe {
+            let p = nb::netdev_priv(raw).cast::<Priv>();
+            (*p).driver = core::ptr::from_ref(driver).cast();
+            nb::atl1c_rs_set_parent(raw, DmaDev::new(pdev).raw().cast());
+            (*raw).netdev_ops = &Vtable::<T>::OPS;
+            (*raw).min_mtu = cfg.min_mtu;
+            (*raw).max_mtu = cfg.max_mtu;
+            (*raw).watchdog_timeo = cfg.watchdog_jiffies;
+            (*raw).hw_features = cfg.features;
+            (*raw).features = cfg.features;
+            (*raw).vlan_features = cfg.features;
+            match cfg.mac {
+                Some(m) => nb::eth_hw_addr_set(raw, m.as_ptr()),
+                None => nb::eth_hw_addr_random(raw),
+            }
+            let base = (&raw mut (*p).napi).cast::<nb::napi_struct>();
+            for i in 0..cfg.napi {
+                let n = base.add(i);
+                if i < cfg.queues as usize {
+                    nb::netif_napi_add_weight(raw, n, Some(Vtable::<T>::poll), 64);
+                } else {
+                    nb::netif_napi_add_tx_weight(raw, n, Some(Vtable::<T>::poll), 64);
+                }
+            }
+        }
+        // SAFETY: fully configured; register_netdev takes RTNL itself.
+        let err = unsafe { nb::register_netdev(raw) };
+        if err != 0 {
+            // SAFETY: never registered: delete the NAPIs and free.
+            unsafe { Self::free(raw, cfg.napi) };
+            return Err(Error::from_errno(err));
+        }
+        // INVARIANT: registered, private area set up above.
+        Ok(Self {
+            dev: NetDev(dev),
+            napi: cfg.napi,
+            _t: PhantomData,
+        })
+    }
+
+    /// # Safety
+    ///
+    /// `raw` is an unregistered net_device of ours with `napi` NAPIs added.
+    unsafe fn free(raw: *mut nb::net_device, napi: usize) {
+        // SAFETY: per the safety requirement.
+        unsafe {
+            let p = nb::netdev_priv(raw).cast::<Priv>();
+            let base = (&raw mut (*p).napi).cast::<nb::napi_struct>();
+            for i in 0..napi {
+                nb::netif_napi_del(base.add(i));
+            }
+            nb::free_netdev(raw);
+        }
+    }
+
+    /// The net_device.
+    pub(crate) fn dev(&self) -> NetDev {
+        self.dev
+    }
+
+    /// NAPI instance `i`.
+    pub(crate) fn napi(&self, i: usize) -> Option<Napi> {
+        if i >= self.napi {
+            return None;
+        }
+        // SAFETY: registered device of ours (type invariant), `i` within the added NAPIs.
+        unsafe {
+            let p = nb::netdev_priv(self.dev.raw()).cast::<Priv>();
+            let base = (&raw mut (*p).napi).cast::<nb::napi_struct>();
+            // INVARIANT: an added NAPI of a registered device.
+            NonNull::new(base.add(i)).map(Napi)
+        }
+    }
+}
+
+impl<T: NetDevOps> Drop for Registration<T> {
+    fn drop(&mut self) {
+        let raw = self.dev.raw();
+        // SAFETY: registered (type invariant); unregister_netdev stops the device and waits
+        // for every callback, so `driver` is no longer used afterwards.
+        unsafe {
+            nb::unregister_netdev(raw);
+            Self::free(raw, self.napi);
+        }
+    }
+}
+
+/// What the interrupt handler implements.
+pub(crate) trait IrqHandler: Sync {
+    /// Handles the interrupt; true if it was ours.
+    fn handle(&self) -> bool;
+}
+
+/// A requested interrupt line calling `T`.
+///
+/// # Invariants
+///
+/// `irq` was requested with `cookie` pointing to a `T` that outlives this value; dropping
+/// frees it (waiting for a running handler).
+pub(crate) struct Irq<T: IrqHandler> {
+    irq: u32,
+    cookie: *const T,
+    pdev: *mut kb::pci_dev,
+}
+
+// SAFETY: the line can be freed from any thread.
+unsafe impl<T: IrqHandler> Send for Irq<T> {}
+// SAFETY: no interior state.
+unsafe impl<T: IrqHandler> Sync for Irq<T> {}
+
+unsafe extern "C" fn irq_cb<T: IrqHandler>(_irq: i32, cookie: *mut c_void) -> kb::irqreturn_t {
+    // SAFETY: `cookie` is the `T` given to `Irq::request`, alive while the line is requested.
+    let t = unsafe { &*cookie.cast::<T>() };
+    if t.handle() {
+        kb::irqreturn_IRQ_HANDLED
+    } else {
+        kb::irqreturn_IRQ_NONE
+    }
+}
+
+impl<T: IrqHandler> Irq<T> {
+    /// Allocates one MSI (or INTx) vector of `pdev` and requests it for `handler`.
+    ///
+    /// # Safety
+    ///
+    /// `handler` must outlive the returned value.
+    pub(crate) unsafe fn request(pdev: &pci::Device<Core<'_>>, handler: &T, name: &'static CStr) -> Result<Self> {
+        let raw = pci_raw(pdev);
+        // SAFETY: valid pci_dev; one vector of MSI or INTx, freed with the device (devres
+        // in pci_alloc_irq_vectors' managed mode is not used: freed in Drop).
+        let n = unsafe {
+            kb::pci_alloc_irq_vectors(raw, 1, 1, kb::PCI_IRQ_MSI | kb::PCI_IRQ_INTX)
+        };
+        if n < 0 {
+            return Err(Error::from_errno(n));
+        }
+        // SAFETY: vector 0 exists now.
+        let irq = unsafe { kb::pci_irq_vector(raw, 0) };
+        let Ok(irq) = u32::try_from(irq) else {
+            // SAFETY: allocated above.
+            unsafe { kb::pci_free_irq_vectors(raw) };
+            return Err(Error::from_errno(irq));
+        };
+        let cookie = core::ptr::from_ref(handler);
+        // SAFETY: `irq_cb::<T>` matches the handler type; `cookie` outlives the line (the
+        // caller's obligation). Shared: INTx may be shared.
+        let err = unsafe {
+            nb::request_irq(irq, Some(irq_cb::<T>), nb::IRQF_SHARED as usize, name.as_char_ptr(), cookie.cast_mut().cast())
+        };
+        if err != 0 {
+            // SAFETY: allocated above.
+            unsafe { kb::pci_free_irq_vectors(raw) };
+            return Err(Error::from_errno(err));
+        }
+        // INVARIANT: requested with `cookie`.
+        Ok(Self {
+            irq,
+            cookie,
+            pdev: raw,
+        })
+    }
+
+    /// Waits for a running handler to finish.
+    pub(crate) fn synchronize(&self) {
+        // SAFETY: a requested line.
+        unsafe { kb::synchronize_irq(self.irq) }
+    }
+}
+
+impl<T: IrqHandler> Drop for Irq<T> {
+    fn drop(&mut self) {
+        // SAFETY: requested with this cookie (type invariant); free_irq waits for handlers;
+        // then the vectors allocated in `request` are released.
+        unsafe {
+            kb::free_irq(self.irq, self.cookie.cast_mut().cast());
+            kb::pci_free_irq_vectors(self.pdev);
+        }
+    }
+}
+
+/// A driver instance that owns its data, its interrupt line and its net_device, torn down in
+/// the safe order: interrupt line, net_device (unregister waits for every callback), data.
+pub(crate) struct NetDriver<T: NetDevOps + IrqHandler> {
+    irq: Irq<T>,
+    reg: Registration<T>,
+    data: Pin<KBox<T>>,
+}
+
+impl<T: NetDevOps + IrqHandler> NetDriver<T> {
+    /// Requests the interrupt for `data`, then registers a net_device calling it.
+    pub(crate) fn new(
+        pdev: &pci::Device<Core<'_>>,
+        data: Pin<KBox<T>>,
+        cfg: NetDevConfig,
+        irq_name: &'static CStr,
+    ) -> Result<Self> {
+        let napi = cfg.napi;
+        let t: &T = &data;
+        // SAFETY: `data` is pinned on the heap and dropped after `irq` (field order).
+        let irq = unsafe { Irq::request(pdev, t, irq_name)? };
+        // SAFETY: as above, `data` outlives `reg`.
+        let reg = unsafe { Registration::new(pdev, t, cfg)? };
+        for i in 0..napi {
+            if let Some(n) = reg.napi(i) {
+                t.napi_set().set(i, n);
+            }
+        }
+        Ok(Self { irq, reg, data })
+    }
+
+    /// The driver data.
+    pub(crate) fn data(&self) -> &T {
+        &self.data
+    }
+
+    /// The net_device.
+    pub(crate) fn dev(&self) -> NetDev {
+        self.reg.dev()
+    }
+
+    /// Waits for a running interrupt handler.
+    pub(crate) fn synchronize_irq(&self) {
+        self.irq.synchronize();
+    }
+}
+
+/// Runs `f` with softirqs disabled on this CPU, so that locks shared with NAPI and the xmit
+/// path can be taken from process context (`local_bh_disable`). `f` must not sleep.
+pub(crate) fn bh_disabled<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: paired with the enable below; no other precondition.
+    unsafe { nb::atl1c_rs_bh_disable() };
+    let r = f();
+    // SAFETY: paired with the disable above, on the same CPU (no sleeping in between).
+    unsafe { nb::atl1c_rs_bh_enable() };
+    r
+}

@@ -74,13 +74,14 @@ const RX_BUF_MIN: u32 = 1518 + 4;
 /// `ETH_HLEN`.
 const ETH_HLEN: u32 = 14;
 
-/// `NETIF_F_*` bits (include/linux/netdev_features.h).
+/// `NETIF_F_*` bits.
 mod features {
-    pub(super) const SG: u64 = 1 << 0;
-    pub(super) const HW_CSUM: u64 = 1 << 3;
-    pub(super) const TSO: u64 = 1 << 16;
-    pub(super) const TSO6: u64 = 1 << 20;
-    pub(super) const RXCSUM: u64 = 1 << 32;
+    use crate::netdev::bindings as nb;
+    pub(super) const SG: u64 = 1 << nb::NETIF_F_SG_BIT;
+    pub(super) const HW_CSUM: u64 = 1 << nb::NETIF_F_HW_CSUM_BIT;
+    pub(super) const TSO: u64 = 1 << nb::NETIF_F_TSO_BIT;
+    pub(super) const TSO6: u64 = 1 << nb::NETIF_F_TSO6_BIT;
+    pub(super) const RXCSUM: u64 = 1 << nb::NETIF_F_RXCSUM_BIT;
 }
 
 struct TxBuf {
@@ -658,8 +659,11 @@ impl<'a> Adapter<'a> {
         }
         idx.next_to_use.store(ntu, Ordering::Release);
         drop(t);
-        self.tx_stats[q].packets.fetch_add(1, Ordering::Relaxed);
-        self.tx_stats[q].bytes.fetch_add(u64::from(len), Ordering::Relaxed);
+        // Count what goes on the wire: every TSO segment repeats the headers.
+        let segs = u64::from(info.gso_segs.max(1));
+        let wire = u64::from(len) + (segs - 1) * u64::from(info.tcp_all_headers);
+        self.tx_stats[q].packets.fetch_add(segs, Ordering::Relaxed);
+        self.tx_stats[q].bytes.fetch_add(wire, Ordering::Relaxed);
         // Stop before the ring can fill; a stopped queue makes `sent` ring the doorbell, so
         // nothing is held back behind xmit_more.
         txq.maybe_stop(idx, TX_STOP, TX_START);
@@ -974,6 +978,16 @@ impl netdev::NetDevOps for Adapter<'_> {
 
     fn napi_set(&self) -> &netdev::NapiSet {
         &self.napi
+    }
+
+    fn link_info(&self, dev: NetDev) -> netdev::LinkInfo {
+        let link = netdev::bh_disabled(|| *self.link.lock());
+        let link = link.filter(|_| dev.carrier_ok());
+        netdev::LinkInfo {
+            speed: link.map(|l| l.speed),
+            full_duplex: link.is_some_and(|l| l.full_duplex),
+            autoneg: self.nic.has_mdio_phy(),
+        }
     }
 }
 

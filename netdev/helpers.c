@@ -55,6 +55,7 @@ void atl1c_rs_skb_info(struct sk_buff *skb, struct atl1c_rs_skb_info *info)
 	info->vlan_present = skb_vlan_tag_present(skb);
 	info->vlan_tci = skb_vlan_tag_get(skb);
 	info->queue = skb_get_queue_mapping(skb);
+	info->gso_segs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
 }
 
 /* The header rewrite atl1c_tso_csum does before handing a GSO skb to the hardware. */

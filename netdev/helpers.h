@@ -57,6 +57,7 @@ struct atl1c_rs_skb_info {
 	u32 vlan_present;
 	u32 vlan_tci;
 	u32 queue;
+	u32 gso_segs;
 };
 
 void atl1c_rs_skb_info(struct sk_buff *skb, struct atl1c_rs_skb_info *info);

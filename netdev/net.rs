@@ -526,6 +526,55 @@ pub(crate) trait NetDevOps: Sync {
     fn poll(&self, dev: NetDev, napi: Napi, index: usize, budget: i32) -> i32;
     /// Where the interrupt handler finds the NAPI instances.
     fn napi_set(&self) -> &NapiSet;
+    /// Link state for `ethtool` (`get_link_ksettings`).
+    fn link_info(&self, dev: NetDev) -> LinkInfo;
+}
+
+/// What `ethtool eth0` reports about the link.
+pub(crate) struct LinkInfo {
+    /// Mb/s while the link is up.
+    pub(crate) speed: Option<u32>,
+    /// Full duplex.
+    pub(crate) full_duplex: bool,
+    /// Autonegotiation on.
+    pub(crate) autoneg: bool,
+}
+
+struct EthVtable<T>(PhantomData<T>);
+
+impl<T: NetDevOps> EthVtable<T> {
+    unsafe extern "C" fn get_link_ksettings(
+        dev: *mut kb::net_device,
+        ks: *mut kb::ethtool_link_ksettings,
+    ) -> i32 {
+        // SAFETY: the ethtool core calls us with our registered device (the two bindings'
+        // `net_device` are the same C type).
+        let (t, d) = unsafe { Vtable::<T>::driver(dev.cast()) };
+        let info = t.link_info(d);
+        // SAFETY: `ks` is a valid, zeroed out-structure for the call.
+        let base = unsafe { &mut (*ks).base };
+        match info.speed {
+            Some(speed) => {
+                base.speed = speed;
+                base.duplex = if info.full_duplex { 1 } else { 0 };
+            }
+            None => {
+                base.speed = u32::MAX; // SPEED_UNKNOWN
+                base.duplex = 0xff; // DUPLEX_UNKNOWN
+            }
+        }
+        base.port = 0; // PORT_TP
+        base.autoneg = u8::from(info.autoneg);
+        0
+    }
+
+    const OPS: kb::ethtool_ops = {
+        // SAFETY: plain data: all-zero is "not supported" for every field.
+        let mut ops: kb::ethtool_ops = unsafe { core::mem::zeroed() };
+        ops.get_link = Some(kb::ethtool_op_get_link);
+        ops.get_link_ksettings = Some(Self::get_link_ksettings);
+        ops
+    };
 }
 
 struct Vtable<T>(PhantomData<T>);
@@ -711,6 +760,7 @@ impl<T: NetDevOps> Registration<T> {
             (*p).driver = core::ptr::from_ref(driver).cast();
             nb::atl1c_rs_set_parent(raw, DmaDev::new(pdev).raw().cast());
             (*raw).netdev_ops = &Vtable::<T>::OPS;
+            (*raw).ethtool_ops = &EthVtable::<T>::OPS;
             (*raw).min_mtu = cfg.min_mtu;
             (*raw).max_mtu = cfg.max_mtu;
             (*raw).watchdog_timeo = cfg.watchdog_jiffies;

@@ -31,9 +31,9 @@ use crate::{
     },
     netdev::{
         self,
+        Dir,
         DmaAddr,
         DmaDev,
-        Dir,
         DropReason,
         Napi,
         NetDev,
@@ -138,7 +138,6 @@ struct QueueStats {
     doorbells: AtomicU64,
 }
 
-
 /// One atl1c-family NIC.
 pub(crate) struct Adapter<'a> {
     bar: Bar0<'a>,
@@ -189,7 +188,10 @@ impl<'a> Adapter<'a> {
             for _ in 0..TPD_COUNT {
                 bufs.push(None, GFP_KERNEL)?;
             }
-            tx.push(KBox::pin_init(new_spinlock!(TxRing { desc, bufs }), GFP_KERNEL)?, GFP_KERNEL)?;
+            tx.push(
+                KBox::pin_init(new_spinlock!(TxRing { desc, bufs }), GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
             tx_idx.push(
                 TxIdx {
                     ring: tpd_ring,
@@ -486,7 +488,7 @@ impl<'a> Adapter<'a> {
         if !up {
             if dev.carrier_ok() {
                 dev.carrier_off();
-                pr_info!("atl1c_rs: link down\n");
+                pr_info!("link down\n");
             }
             *cur = None;
             return;
@@ -500,7 +502,7 @@ impl<'a> Adapter<'a> {
             let _ = self.hw.post_link_change(&io, link.speed);
             self.hw.start_mac(&io, link);
             pr_info!(
-                "atl1c_rs: link up <{} Mbps {} duplex>\n",
+                "link up <{} Mbps {} duplex>\n",
                 link.speed,
                 if link.full_duplex { "full" } else { "half" }
             );
@@ -513,7 +515,8 @@ impl<'a> Adapter<'a> {
     fn tx_frame(&self, dev: NetDev, mut skb: SkBuff, more: bool) {
         let info = skb.info();
         let q = (info.queue as usize).min(self.queues - 1);
-        let (Some(lock), Some(idx), Some(txq)) = (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
+        let (Some(lock), Some(idx), Some(txq)) =
+            (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
         else {
             skb.drop_reason(DropReason::NotSpecified);
             return;
@@ -547,7 +550,10 @@ impl<'a> Adapter<'a> {
                 tmpl.set_bit(tpd::IPV4_PACKET, true);
             }
             res = res
-                .and(tmpl.set_field(tpd::L4HDR_OFFSET, info.transport_offset).map_err(|_| EINVAL))
+                .and(
+                    tmpl.set_field(tpd::L4HDR_OFFSET, info.transport_offset)
+                        .map_err(|_| EINVAL),
+                )
                 .and(tmpl.set_field(tpd::MSS, info.gso_size).map_err(|_| EINVAL));
         } else if info.ip_summed == 3 {
             // CHECKSUM_PARTIAL: custom checksum at even offsets only.
@@ -584,7 +590,11 @@ impl<'a> Adapter<'a> {
         // Buffers: head (headers alone first for TSO), then every fragment.
         let mut segs: KVec<(DmaAddr, u32, bool)> = KVec::new();
         if res.is_ok() {
-            let split = if gso { info.tcp_all_headers.min(info.headlen) } else { 0 };
+            let split = if gso {
+                info.tcp_all_headers.min(info.headlen)
+            } else {
+                0
+            };
             let mut off = 0;
             for len in [split, info.headlen - split] {
                 if len == 0 {
@@ -682,7 +692,8 @@ impl<'a> Adapter<'a> {
     }
 
     fn tx_complete(&self, dev: NetDev, q: usize, budget: i32) -> u32 {
-        let (Some(lock), Some(idx), Some(txq)) = (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
+        let (Some(lock), Some(idx), Some(txq)) =
+            (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
         else {
             return 0;
         };
@@ -729,7 +740,8 @@ impl<'a> Adapter<'a> {
         while done < budget {
             let mut r = lock.lock();
             let ri = usize::from(r.rrd_next_to_clean);
-            let Ok(raw) = (|| -> Result<[u8; RRD_SIZE]> { Ok(dma_read!(r.rrd, [try: ri])) })() else {
+            let Ok(raw) = (|| -> Result<[u8; RRD_SIZE]> { Ok(dma_read!(r.rrd, [try: ri])) })()
+            else {
                 break;
             };
             let rrd = Rrd::from_bytes(&raw);
@@ -763,7 +775,9 @@ impl<'a> Adapter<'a> {
                         skb.set_vlan(tag.swap_bytes());
                     }
                     self.rx_stats[q].packets.fetch_add(1, Ordering::Relaxed);
-                    self.rx_stats[q].bytes.fetch_add(u64::from(f.len), Ordering::Relaxed);
+                    self.rx_stats[q]
+                        .bytes
+                        .fetch_add(u64::from(f.len), Ordering::Relaxed);
                     // CAST: at most 4 queues.
                     skb.gro_receive(&dev, napi, q as u16);
                 }
@@ -807,7 +821,10 @@ impl netdev::IrqHandler for Adapter<'_> {
                     }
                 }
             }
-            if status & (regs::ISR::GPHY.mask() | regs::ISR::MANUAL.mask() | regs::ISR::PHY_LINKDOWN.mask())
+            if status
+                & (regs::ISR::GPHY.mask()
+                    | regs::ISR::MANUAL.mask()
+                    | regs::ISR::PHY_LINKDOWN.mask())
                 != 0
             {
                 self.link_event.store(true, Ordering::Release);
@@ -918,7 +935,8 @@ impl netdev::NetDevOps for Adapter<'_> {
             Some(n) => (n, allmulti),
             None => (0, true),
         };
-        self.hw.set_rx_mode(&self.io(), promisc, all, list[..n].iter());
+        self.hw
+            .set_rx_mode(&self.io(), promisc, all, list[..n].iter());
     }
 
     fn set_mac(&self, _dev: NetDev, mac: [u8; 6]) {
@@ -943,9 +961,11 @@ impl netdev::NetDevOps for Adapter<'_> {
     fn tx_timeout(&self, _dev: NetDev, queue: u32) {
         // Atomic context: no reset here. Re-ring every doorbell so that nothing posted is
         // left behind, and count the event.
-        pr_warn!("atl1c_rs: tx queue {} timed out\n", queue);
+        pr_warn!("tx queue {} timed out\n", queue);
         for (q, idx) in self.tx_idx.iter().enumerate().take(self.queues) {
-            self.tx_stats[q].errors.fetch_add(u64::from(q as u32 == queue), Ordering::Relaxed);
+            self.tx_stats[q]
+                .errors
+                .fetch_add(u64::from(q as u32 == queue), Ordering::Relaxed);
             self.doorbell(q, idx.next_to_use.load(Ordering::Acquire));
         }
     }
@@ -990,4 +1010,3 @@ impl netdev::NetDevOps for Adapter<'_> {
         }
     }
 }
-

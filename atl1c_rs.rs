@@ -62,6 +62,20 @@ impl RegIo for Regs<'_> {
     }
 }
 
+/// A MAC address as `xx:xx:xx:xx:xx:xx`.
+struct MacFmt([u8; 6]);
+
+impl kernel::fmt::Display for MacFmt {
+    fn fmt(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
+        let m = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+}
+
 /// One bound atl1c-family device.
 struct Atl1c<'bound> {
     net: netdev::NetDriver<adapter::Adapter<'bound>>,
@@ -124,7 +138,10 @@ impl pci::Driver for Atl1cDriver {
         let adapter = adapter::Adapter::new(pdev, bar, nic, rev)?;
         let mac = adapter.probe_hw()?;
         if mac.is_none() {
-            dev_warn!(pdev, "no valid MAC address in the chip, using a random one\n");
+            dev_warn!(
+                pdev,
+                "no valid MAC address in the chip, using a random one\n"
+            );
         }
         let queues = adapter.queues();
         let cfg = netdev::NetDevConfig {
@@ -141,20 +158,20 @@ impl pci::Driver for Atl1cDriver {
         match version {
             Some(v) => dev_info!(
                 pdev,
-                "{} (rev {:#x}, firmware {:#x}), {} queues, MAC {:?}\n",
+                "{} (rev {:#x}, firmware {:#x}), {} queues, MAC {}\n",
                 nic.name(),
                 rev,
                 v,
                 queues,
-                net.dev().mac()
+                MacFmt(net.dev().mac())
             ),
             None => dev_info!(
                 pdev,
-                "{} (rev {:#x}), {} queue, MAC {:?}\n",
+                "{} (rev {:#x}), {} queue, MAC {}\n",
                 nic.name(),
                 rev,
                 queues,
-                net.dev().mac()
+                MacFmt(net.dev().mac())
             ),
         }
         Ok(Atl1c { net, nic })

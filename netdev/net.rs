@@ -211,7 +211,7 @@ impl SkBuff {
         core::mem::forget(self);
         // SAFETY: valid skb whose ownership ends here; any context is fine for the _any
         // variant.
-        unsafe { nb::dev_kfree_skb_any_reason(skb, reason as _) };
+        unsafe { nb::dev_kfree_skb_any_reason(skb, reason as u32) };
     }
 }
 
@@ -221,7 +221,7 @@ impl Drop for SkBuff {
         // driver bug. Free it rather than leak, and say so.
         kernel::pr_warn!("atl1c_rs: skb dropped without a reason\n");
         // SAFETY: valid skb owned by `self`.
-        unsafe { nb::dev_kfree_skb_any_reason(self.raw(), DropReason::NotSpecified as _) };
+        unsafe { nb::dev_kfree_skb_any_reason(self.raw(), DropReason::NotSpecified as u32) };
     }
 }
 
@@ -366,6 +366,11 @@ pub(crate) trait TxAvail {
     fn avail(&self) -> u32;
 }
 
+/// `get_desc` of the BQL stop/wake macros.
+///
+/// # Safety
+///
+/// `ctx` must point to a live `A` for the duration of the call.
 unsafe extern "C" fn avail_cb<A: TxAvail>(ctx: *const c_void) -> u32 {
     // SAFETY: `ctx` is the `&A` passed by `maybe_stop`/`completed_wake` for this call only.
     unsafe { &*ctx.cast::<A>() }.avail()
@@ -419,7 +424,6 @@ impl TxQueue {
         // SAFETY: valid queue.
         unsafe { nb::netdev_tx_reset_queue(self.raw()) }
     }
-
 }
 
 /// A NAPI instance embedded in the net_device's private area.
@@ -543,6 +547,12 @@ pub(crate) struct LinkInfo {
 struct EthVtable<T>(PhantomData<T>);
 
 impl<T: NetDevOps> EthVtable<T> {
+    /// `get_link_ksettings` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`
+    /// (and valid pointers for the other arguments).
     unsafe extern "C" fn get_link_ksettings(
         dev: *mut kb::net_device,
         ks: *mut kb::ethtool_link_ksettings,
@@ -595,6 +605,12 @@ impl<T: NetDevOps> Vtable<T> {
         (t, NetDev(NonNull::new(dev).unwrap_or(NonNull::dangling())))
     }
 
+    /// `open` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`
+    /// (and valid pointers for the other arguments).
     unsafe extern "C" fn open(dev: *mut nb::net_device) -> i32 {
         // SAFETY: the core calls ndo_open with a registered device of ours.
         let (t, d) = unsafe { Self::driver(dev) };
@@ -604,6 +620,12 @@ impl<T: NetDevOps> Vtable<T> {
         }
     }
 
+    /// `stop` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`
+    /// (and valid pointers for the other arguments).
     unsafe extern "C" fn stop(dev: *mut nb::net_device) -> i32 {
         // SAFETY: as for `open`.
         let (t, d) = unsafe { Self::driver(dev) };
@@ -611,7 +633,16 @@ impl<T: NetDevOps> Vtable<T> {
         0
     }
 
-    unsafe extern "C" fn start_xmit(skb: *mut kb::sk_buff, dev: *mut nb::net_device) -> nb::netdev_tx_t {
+    /// `start_xmit` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`
+    /// (and valid pointers for the other arguments).
+    unsafe extern "C" fn start_xmit(
+        skb: *mut kb::sk_buff,
+        dev: *mut nb::net_device,
+    ) -> nb::netdev_tx_t {
         // SAFETY: as for `open`.
         let (t, d) = unsafe { Self::driver(dev) };
         // `xmit_more` as netdev_xmit_more() reads it (per-CPU softnet data).
@@ -624,6 +655,12 @@ impl<T: NetDevOps> Vtable<T> {
         nb::netdev_tx_NETDEV_TX_OK
     }
 
+    /// `get_stats64` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`
+    /// (and valid pointers for the other arguments).
     unsafe extern "C" fn get_stats64(dev: *mut nb::net_device, stats: *mut Stats64) {
         // SAFETY: as for `open`; `stats` is a valid out-structure.
         let (t, d) = unsafe { Self::driver(dev) };
@@ -631,12 +668,24 @@ impl<T: NetDevOps> Vtable<T> {
         t.get_stats64(d, unsafe { &mut *stats });
     }
 
+    /// `set_rx_mode` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`
+    /// (and valid pointers for the other arguments).
     unsafe extern "C" fn set_rx_mode(dev: *mut nb::net_device) {
         // SAFETY: as for `open`.
         let (t, d) = unsafe { Self::driver(dev) };
         t.set_rx_mode(d);
     }
 
+    /// `set_mac` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`
+    /// (and valid pointers for the other arguments).
     unsafe extern "C" fn set_mac(dev: *mut nb::net_device, addr: *mut c_void) -> i32 {
         // SAFETY: `addr` is a `struct sockaddr` from the core.
         let err = unsafe { nb::eth_mac_addr(dev, addr) };
@@ -649,6 +698,12 @@ impl<T: NetDevOps> Vtable<T> {
         0
     }
 
+    /// `change_mtu` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`
+    /// (and valid pointers for the other arguments).
     unsafe extern "C" fn change_mtu(dev: *mut nb::net_device, mtu: i32) -> i32 {
         // SAFETY: as for `open`.
         let (t, d) = unsafe { Self::driver(dev) };
@@ -661,12 +716,24 @@ impl<T: NetDevOps> Vtable<T> {
         }
     }
 
+    /// `tx_timeout` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`
+    /// (and valid pointers for the other arguments).
     unsafe extern "C" fn tx_timeout(dev: *mut nb::net_device, q: u32) {
         // SAFETY: as for `open`.
         let (t, d) = unsafe { Self::driver(dev) };
         t.tx_timeout(d, q);
     }
 
+    /// NAPI poll trampoline.
+    ///
+    /// # Safety
+    ///
+    /// `napi` must be one of the NAPI instances of a net_device registered by
+    /// `Registration<T>`.
     unsafe extern "C" fn poll(napi: *mut nb::napi_struct, budget: i32) -> i32 {
         // SAFETY: our NAPI instances live in `Priv.napi` of a registered device.
         let dev = unsafe { (*napi).dev };
@@ -744,7 +811,11 @@ impl<T: NetDevOps> Registration<T> {
     /// # Safety
     ///
     /// `driver` must stay valid and pinned until this registration is dropped.
-    pub(crate) unsafe fn new(pdev: &pci::Device<Core<'_>>, driver: &T, cfg: NetDevConfig) -> Result<Self> {
+    pub(crate) unsafe fn new(
+        pdev: &pci::Device<Core<'_>>,
+        driver: &T,
+        cfg: NetDevConfig,
+    ) -> Result<Self> {
         if cfg.napi > MAX_NAPI || cfg.queues == 0 {
             return Err(EINVAL);
         }
@@ -866,6 +937,11 @@ unsafe impl<T: IrqHandler> Send for Irq<T> {}
 // SAFETY: no interior state.
 unsafe impl<T: IrqHandler> Sync for Irq<T> {}
 
+/// The interrupt trampoline.
+///
+/// # Safety
+///
+/// `cookie` must be the `T` the line was requested with, still alive.
 unsafe extern "C" fn irq_cb<T: IrqHandler>(_irq: i32, cookie: *mut c_void) -> kb::irqreturn_t {
     // SAFETY: `cookie` is the `T` given to `Irq::request`, alive while the line is requested.
     let t = unsafe { &*cookie.cast::<T>() };
@@ -882,13 +958,15 @@ impl<T: IrqHandler> Irq<T> {
     /// # Safety
     ///
     /// `handler` must outlive the returned value.
-    pub(crate) unsafe fn request(pdev: &pci::Device<Core<'_>>, handler: &T, name: &'static CStr) -> Result<Self> {
+    pub(crate) unsafe fn request(
+        pdev: &pci::Device<Core<'_>>,
+        handler: &T,
+        name: &'static CStr,
+    ) -> Result<Self> {
         let raw = pci_raw(pdev);
         // SAFETY: valid pci_dev; one vector of MSI or INTx, freed with the device (devres
         // in pci_alloc_irq_vectors' managed mode is not used: freed in Drop).
-        let n = unsafe {
-            kb::pci_alloc_irq_vectors(raw, 1, 1, kb::PCI_IRQ_MSI | kb::PCI_IRQ_INTX)
-        };
+        let n = unsafe { kb::pci_alloc_irq_vectors(raw, 1, 1, kb::PCI_IRQ_MSI | kb::PCI_IRQ_INTX) };
         if n < 0 {
             return Err(Error::from_errno(n));
         }
@@ -903,7 +981,13 @@ impl<T: IrqHandler> Irq<T> {
         // SAFETY: `irq_cb::<T>` matches the handler type; `cookie` outlives the line (the
         // caller's obligation). Shared: INTx may be shared.
         let err = unsafe {
-            nb::request_irq(irq, Some(irq_cb::<T>), nb::IRQF_SHARED as usize, name.as_char_ptr(), cookie.cast_mut().cast())
+            nb::request_irq(
+                irq,
+                Some(irq_cb::<T>),
+                nb::IRQF_SHARED as usize,
+                name.as_char_ptr(),
+                cookie.cast_mut().cast(),
+            )
         };
         if err != 0 {
             // SAFETY: allocated above.

@@ -195,5 +195,27 @@ fi
 check "down/up" down_up
 check "sim counters agree with ip -s link on both ends" counters_agree
 
+# Nothing in the kernel log: no warning, oops, lockdep report or sleeping-in-atomic.
+kernel_log_clean() {
+	local bad
+	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|circular locking|inconsistent lock|lock order|sleeping function|rust_panic|panicked at|NETDEV WATCHDOG')
+	[ -z "$bad" ] || { echo "$bad" | head -20; return 1; }
+}
+
+# Unloading the driver removes its net_device and leaves the kernel log clean.
+unload() {
+	local n
+	ip link set eth0 down
+	rmmod "$DRIVER" || return 1
+	for n in /sys/class/net/*; do
+		[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] &&
+			{ echo "$(basename "$n") still registered"; return 1; }
+	done
+	kernel_log_clean
+}
+
+check "kernel log: no warning, oops or lockdep report" kernel_log_clean
+check "rmmod $DRIVER leaves no net_device behind" unload
+
 echo "$((n - failed)) passed, $failed failed"
 [ $failed -eq 0 ]

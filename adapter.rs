@@ -524,9 +524,24 @@ impl<'a> Adapter<'a> {
         let mut t = lock.lock();
         let ring = idx.ring;
         let ntu0 = idx.next_to_use.load(Ordering::Relaxed);
-        let gso = info.gso_size != 0;
-        let v6 = info.gso_type & 0x10 != 0; // SKB_GSO_TCPV6
-        let need = info.nr_frags + 1 + u32::from(gso) + u32::from(gso && v6);
+        let offload = ring::TxOffload {
+            gso_size: info.gso_size,
+            gso_v6: info.gso_type & 0x10 != 0, // SKB_GSO_TCPV6
+            transport_offset: info.transport_offset,
+            csum_partial: info.ip_summed == 3, // CHECKSUM_PARTIAL
+            csum_start: info.csum_start,
+            csum_offset: info.csum_offset,
+            // CAST: a 16-bit TCI.
+            vlan: (info.vlan_present != 0).then_some(info.vlan_tci as u16),
+            network_offset: info.network_offset,
+        };
+        let gso = offload.gso_size != 0;
+        let split = if gso {
+            info.tcp_all_headers.min(info.headlen)
+        } else {
+            0
+        };
+        let need = ring::tpds_needed(info.nr_frags, &offload, split < info.headlen);
         if idx.avail() < need || !self.up.load(Ordering::Acquire) {
             // Should not happen (the queue stops early): drop, and flush what is held back.
             txq.maybe_stop(idx, TX_STOP, TX_START);
@@ -537,54 +552,18 @@ impl<'a> Adapter<'a> {
             return;
         }
         // Offload template for every TPD of the frame.
-        let mut tmpl = Tpd::default();
-        let mut res = Ok(());
-        if gso {
-            if skb.tso_prep().is_err() {
-                res = Err(ENOMEM);
-            }
-            tmpl.set_bit(tpd::LSO_EN, true);
-            if v6 {
-                tmpl.set_bit(tpd::LSO_VER, true);
-            } else {
-                tmpl.set_bit(tpd::IPV4_PACKET, true);
-            }
-            res = res
-                .and(
-                    tmpl.set_field(tpd::L4HDR_OFFSET, info.transport_offset)
-                        .map_err(|_| EINVAL),
-                )
-                .and(tmpl.set_field(tpd::MSS, info.gso_size).map_err(|_| EINVAL));
-        } else if info.ip_summed == 3 {
-            // CHECKSUM_PARTIAL: custom checksum at even offsets only.
-            let cso = info.csum_start;
-            let css = cso + info.csum_offset;
-            if cso & 1 != 0 {
+        let mut res = if gso { skb.tso_prep() } else { Ok(()) };
+        let tmpl = match ring::tx_template(&offload) {
+            Ok(t) => t,
+            Err(_) => {
                 res = Err(EINVAL);
-            } else {
-                tmpl.set_bit(tpd::CCSUM_EN, true);
-                res = tmpl
-                    .set_field(tpd::L4HDR_OFFSET, cso / 2)
-                    .and(tmpl.set_field(tpd::CCSUM_OFFSET, css / 2))
-                    .map_err(|_| EINVAL);
+                Tpd::default()
             }
-        }
-        if info.vlan_present != 0 {
-            tmpl.set_bit(tpd::INS_VTAG, true);
-            // CAST: a 16-bit TCI; AT_VLAN_TO_TAG swaps its bytes.
-            tmpl.vlan_tag = (info.vlan_tci as u16).swap_bytes();
-        }
-        if info.network_offset != ETH_HLEN {
-            tmpl.set_bit(tpd::ETH_TYPE, true);
-        }
+        };
         let mut ntu = ntu0;
-        if res.is_ok() && gso && v6 {
+        if res.is_ok() && gso && offload.gso_v6 {
             // The LSO v2 extension TPD: flags and the total length, no buffer.
-            let mut ext = Tpd::default();
-            ext.set_bit(tpd::LSO_EN, true);
-            ext.set_bit(tpd::LSO_VER, true);
-            ext.buffer_addr = u64::from(info.len);
-            res = self.put_tpd(&mut t, ntu, ext, None);
+            res = self.put_tpd(&mut t, ntu, ring::lso_ext(info.len), None);
             ntu = ring.next(ntu);
         }
         // Buffers: head (headers alone first for TSO), then every fragment.

@@ -187,6 +187,78 @@ impl Tpd {
 pub(crate) enum DescError {
     /// A value does not fit its descriptor field.
     FieldOverflow,
+    /// The checksum start is odd: the TPD holds it in 2-byte units.
+    OddChecksumStart,
+}
+
+/// What the stack asks of one frame's transmission (from the skb).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TxOffload {
+    /// TCP segment size for TSO; 0 without TSO.
+    pub(crate) gso_size: u32,
+    /// TSO over IPv6 (LSO v2, with an extension TPD).
+    pub(crate) gso_v6: bool,
+    /// Offset of the TCP header.
+    pub(crate) transport_offset: u32,
+    /// `CHECKSUM_PARTIAL`: the device inserts the L4 checksum.
+    pub(crate) csum_partial: bool,
+    /// Where the checksummed data starts.
+    pub(crate) csum_start: u32,
+    /// Offset of the checksum field from `csum_start`.
+    pub(crate) csum_offset: u32,
+    /// VLAN tag to insert.
+    pub(crate) vlan: Option<u16>,
+    /// Offset of the network header (not 14: the frame is not plain Ethernet II).
+    pub(crate) network_offset: u32,
+}
+
+/// The word-1 template every TPD of a frame carries (`atl1c_tso_csum` and the VLAN and
+/// Ethernet-type parts of `atl1c_xmit_frame`); the last TPD adds EOP.
+pub(crate) fn tx_template(o: &TxOffload) -> Result<Tpd, DescError> {
+    let mut t = Tpd::default();
+    if o.gso_size != 0 {
+        t.set_bit(tpd::LSO_EN, true);
+        if o.gso_v6 {
+            t.set_bit(tpd::LSO_VER, true);
+        } else {
+            t.set_bit(tpd::IPV4_PACKET, true);
+        }
+        t.set_field(tpd::L4HDR_OFFSET, o.transport_offset)?;
+        t.set_field(tpd::MSS, o.gso_size)?;
+    } else if o.csum_partial {
+        if o.csum_start & 1 != 0 {
+            return Err(DescError::OddChecksumStart);
+        }
+        t.set_bit(tpd::CCSUM_EN, true);
+        t.set_field(tpd::L4HDR_OFFSET, o.csum_start / 2)?;
+        t.set_field(tpd::CCSUM_OFFSET, (o.csum_start + o.csum_offset) / 2)?;
+    }
+    if let Some(tci) = o.vlan {
+        t.set_bit(tpd::INS_VTAG, true);
+        // AT_VLAN_TO_TAG: the tag is stored byte-swapped.
+        t.vlan_tag = tci.swap_bytes();
+    }
+    if o.network_offset != u32::from(ETH_HLEN) {
+        t.set_bit(tpd::ETH_TYPE, true);
+    }
+    Ok(t)
+}
+
+/// The LSO v2 extension TPD that precedes an IPv6 TSO frame: flags and the total length.
+pub(crate) fn lso_ext(total_len: u32) -> Tpd {
+    let mut t = Tpd::default();
+    t.set_bit(tpd::LSO_EN, true);
+    t.set_bit(tpd::LSO_VER, true);
+    // `atl1c_tpd_ext_desc.pkt_len` sits where a TPD has the low address word.
+    t.buffer_addr = u64::from(total_len);
+    t
+}
+
+/// TPDs one frame takes (`atl1c_cal_tpd_req`): one per fragment and for the head, one more
+/// when TSO splits the headers off the head, one more for the IPv6 extension TPD.
+pub(crate) fn tpds_needed(nr_frags: u32, o: &TxOffload, header_split: bool) -> u32 {
+    let tso = o.gso_size != 0;
+    nr_frags + 1 + u32::from(tso && header_split) + u32::from(tso && o.gso_v6)
 }
 
 /// Receive free descriptor (`struct atl1c_rx_free_desc`): the address of an empty buffer.
@@ -579,6 +651,102 @@ mod tests {
         assert_eq!(
             check_rrd(&r, 64, 0, 1536, false).map(|f| f.vlan),
             Ok(Some(0x0a00))
+        );
+    }
+
+    #[test]
+    fn tx_template_tso_v4() {
+        let o = TxOffload {
+            gso_size: 1448,
+            transport_offset: 34,
+            network_offset: 14,
+            ..TxOffload::default()
+        };
+        let t = tx_template(&o);
+        assert!(t.is_ok());
+        let Ok(t) = t else { return };
+        assert!(t.bit(tpd::LSO_EN) && t.bit(tpd::IPV4_PACKET));
+        assert!(!t.bit(tpd::LSO_VER) && !t.bit(tpd::CCSUM_EN) && !t.bit(tpd::EOP));
+        assert_eq!(t.field(tpd::MSS), 1448);
+        assert_eq!(t.field(tpd::L4HDR_OFFSET), 34);
+        assert_eq!(tpds_needed(2, &o, true), 4);
+    }
+
+    #[test]
+    fn tx_template_tso_v6_uses_the_extension_tpd() {
+        let o = TxOffload {
+            gso_size: 1428,
+            gso_v6: true,
+            transport_offset: 54,
+            network_offset: 14,
+            ..TxOffload::default()
+        };
+        let t = tx_template(&o);
+        assert!(t.is_ok());
+        let Ok(t) = t else { return };
+        assert!(t.bit(tpd::LSO_EN) && t.bit(tpd::LSO_VER) && !t.bit(tpd::IPV4_PACKET));
+        let e = lso_ext(64000);
+        assert!(e.bit(tpd::LSO_EN) && e.bit(tpd::LSO_VER));
+        assert_eq!(e.buffer_addr, 64000);
+        assert_eq!(e.buffer_len, 0);
+        assert_eq!(tpds_needed(0, &o, true), 3);
+        assert_eq!(tpds_needed(0, &o, false), 2);
+    }
+
+    #[test]
+    fn tx_template_checksum_and_vlan() {
+        let o = TxOffload {
+            csum_partial: true,
+            csum_start: 34,
+            csum_offset: 16,
+            vlan: Some(0x0123),
+            network_offset: 14,
+            ..TxOffload::default()
+        };
+        let t = tx_template(&o);
+        assert!(t.is_ok());
+        let Ok(t) = t else { return };
+        assert!(t.bit(tpd::CCSUM_EN) && !t.bit(tpd::LSO_EN));
+        assert_eq!(t.field(tpd::L4HDR_OFFSET), 17);
+        assert_eq!(t.field(tpd::CCSUM_OFFSET), 25);
+        assert!(t.bit(tpd::INS_VTAG));
+        assert_eq!(t.vlan_tag, 0x2301);
+        assert!(!t.bit(tpd::ETH_TYPE));
+        assert_eq!(tpds_needed(3, &o, false), 4);
+    }
+
+    #[test]
+    fn tx_template_rejects_what_the_tpd_cannot_hold() {
+        let odd = TxOffload {
+            csum_partial: true,
+            csum_start: 35,
+            csum_offset: 6,
+            network_offset: 14,
+            ..TxOffload::default()
+        };
+        assert_eq!(tx_template(&odd), Err(DescError::OddChecksumStart));
+        let big_mss = TxOffload {
+            gso_size: 0x2000,
+            transport_offset: 34,
+            network_offset: 14,
+            ..TxOffload::default()
+        };
+        assert_eq!(tx_template(&big_mss), Err(DescError::FieldOverflow));
+        let far = TxOffload {
+            csum_partial: true,
+            csum_start: 600,
+            csum_offset: 6,
+            network_offset: 14,
+            ..TxOffload::default()
+        };
+        assert_eq!(tx_template(&far), Err(DescError::FieldOverflow));
+        let vlan_hdr = TxOffload {
+            network_offset: 18,
+            ..TxOffload::default()
+        };
+        assert_eq!(
+            tx_template(&vlan_hdr).map(|t| t.bit(tpd::ETH_TYPE)),
+            Ok(true)
         );
     }
 

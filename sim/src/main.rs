@@ -13,7 +13,8 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -118,7 +119,9 @@ struct Io {
     msi_enabled: bool,
     /// Frames for the wire; a separate thread sends them, so that a peer that is not reading
     /// (QEMU's main loop waits while a vCPU waits for our MMIO reply) never blocks the model.
-    wire: SyncSender<Vec<u8>>,
+    wire: Sender<Vec<u8>>,
+    /// Bytes queued for the wire, bounded by `WIRE_QUEUE_BYTES`.
+    wire_queued: Arc<AtomicUsize>,
     /// Frames lost because the wire queue was full.
     wire_dropped: u64,
     start: Instant,
@@ -146,7 +149,14 @@ impl Env for Io {
     }
 
     fn transmit(&mut self, frame: &[u8]) {
-        if self.wire.try_send(frame.to_vec()).is_err() {
+        // A slow peer (the guest's own virtio NIC under TCG) lags behind a pktgen flood: queue
+        // up to WIRE_QUEUE_BYTES rather than lose frames the card did send.
+        if self.wire_queued.load(Ordering::Relaxed) + frame.len() > WIRE_QUEUE_BYTES {
+            self.wire_dropped += 1;
+            return;
+        }
+        self.wire_queued.fetch_add(frame.len(), Ordering::Relaxed);
+        if self.wire.send(frame.to_vec()).is_err() {
             self.wire_dropped += 1;
         }
     }
@@ -166,6 +176,9 @@ impl Env for Io {
         self.start.elapsed()
     }
 }
+
+/// Most bytes of frames waiting for the peer.
+const WIRE_QUEUE_BYTES: usize = 64 << 20;
 
 struct Model {
     dev: Device,
@@ -435,12 +448,15 @@ fn main() -> ExitCode {
         }
     };
     // Wire, sending side.
-    let (wire_tx, wire_rx) = sync_channel::<Vec<u8>>(16384);
+    let (wire_tx, wire_rx) = channel::<Vec<u8>>();
+    let wire_queued = Arc::new(AtomicUsize::new(0));
     let peer = args.peer.clone();
+    let queued = wire_queued.clone();
     thread::spawn(move || {
         for frame in wire_rx {
             // The peer may not be listening (yet, or any more): that is a cable nobody holds.
             let _ = wire.send_to(&frame, &peer);
+            queued.fetch_sub(frame.len(), Ordering::Relaxed);
         }
     });
     let shared = Arc::new(Shared {
@@ -451,6 +467,7 @@ fn main() -> ExitCode {
                 irqs: Irqs::default(),
                 msi_enabled: false,
                 wire: wire_tx,
+                wire_queued,
                 wire_dropped: 0,
                 start: Instant::now(),
             },

@@ -259,36 +259,24 @@ impl Device {
     /// BAR0 read of `len` (1, 2, 4 or 8) bytes.
     pub fn mmio_read(&mut self, env: &mut dyn Env, off: u64, len: usize) -> u64 {
         let mut v = 0u64;
-        let mut done = 0;
-        while done < len {
-            let at = off as usize + done;
-            let base = at & !3;
-            let shift = (at - base) * 8;
-            let n = (4 - (at - base)).min(len - done);
-            let word = self.read32(env, base);
-            let part = u64::from(word >> shift) & ((1u64 << (n * 8)) - 1);
-            v |= part << (done * 8);
-            done += n;
+        for p in dword_pieces(off, len) {
+            let word = self.read32(env, p.base);
+            let part = u64::from(word >> p.shift) & ((1u64 << (p.len * 8)) - 1);
+            v |= part << (p.done * 8);
         }
         v
     }
 
     /// BAR0 write of `len` (1, 2, 4 or 8) bytes.
     pub fn mmio_write(&mut self, env: &mut dyn Env, off: u64, len: usize, value: u64) {
-        let mut done = 0;
-        while done < len {
-            let at = off as usize + done;
-            let base = at & !3;
-            let shift = (at - base) * 8;
-            let n = (4 - (at - base)).min(len - done);
-            let mask = if n == 4 {
+        for p in dword_pieces(off, len) {
+            let mask = if p.len == 4 {
                 u32::MAX
             } else {
-                ((1u32 << (n * 8)) - 1) << shift
+                ((1u32 << (p.len * 8)) - 1) << p.shift
             };
-            let part = ((value >> (done * 8)) as u32) << shift;
-            self.write32(env, base, part & mask, mask);
-            done += n;
+            let part = ((value >> (p.done * 8)) as u32) << p.shift;
+            self.write32(env, p.base, part & mask, mask);
         }
     }
 
@@ -917,6 +905,40 @@ impl Device {
             "protocol_errors": c.protocol_errors,
         })
     }
+}
+
+/// The part of an access of `len` bytes at `off` that falls in one dword.
+struct Piece {
+    /// Dword-aligned register offset.
+    base: usize,
+    /// Bit position of the piece in the dword.
+    shift: usize,
+    /// Bytes in the piece.
+    len: usize,
+    /// Bytes of the access before this piece.
+    done: usize,
+}
+
+/// Splits an access into per-dword pieces (registers are 32-bit; the tx producer indices are
+/// written as 16-bit halves).
+fn dword_pieces(off: u64, len: usize) -> impl Iterator<Item = Piece> {
+    let mut done = 0;
+    std::iter::from_fn(move || {
+        if done >= len {
+            return None;
+        }
+        let at = off as usize + done;
+        let base = at & !3;
+        let n = (4 - (at - base)).min(len - done);
+        let p = Piece {
+            base,
+            shift: (at - base) * 8,
+            len: n,
+            done,
+        };
+        done += n;
+        Some(p)
+    })
 }
 
 /// Index of the 64 / 65-127 / ... / 1519-max size bucket for a frame length with FCS.

@@ -73,6 +73,12 @@ const TX_START: u32 = 2 * MAX_TPD_PER_SKB;
 const RX_BUF_MIN: u32 = 1518 + 4;
 /// `ETH_HLEN`.
 const ETH_HLEN: u32 = 14;
+/// MAC statistics registers.
+const MAC_STATS: usize = regs::stats::RX_COUNT + regs::stats::TX_COUNT;
+/// Index of `rx_rrd_ov` (frames dropped for lack of an RFD) in the MAC statistics.
+const RX_RRD_OV: usize = 19;
+/// Index of `rx_rxf_ov` (rx FIFO overflow).
+const RX_RXF_OV: usize = 18;
 
 /// `NETIF_F_*` bits.
 mod features {
@@ -158,8 +164,13 @@ pub(crate) struct Adapter<'a> {
     rx_stats: KVec<QueueStats>,
     /// Frames the device reported with a malformed RRD (dropped, never trusted).
     rx_bad_rrd: AtomicU64,
+    /// The MAC's clear-on-read statistics, accumulated (`struct atl1c_hw_stats` order).
+    mac_stats: Pin<KBox<SpinLock<[u64; MAC_STATS]>>>,
     up: AtomicBool,
+    /// The interrupt saw a link change; the task handles it.
     link_event: AtomicBool,
+    /// A tx timeout asked for a reset; the task does it.
+    reset_pending: AtomicBool,
     napi: netdev::NapiSet,
     rx_csum: AtomicBool,
     intr_mask: u32,
@@ -232,6 +243,7 @@ impl<'a> Adapter<'a> {
         let mut hw = Hw::new(nic, revision);
         hw.hibernate = false;
         let link = KBox::pin_init(new_spinlock!(None), GFP_KERNEL)?;
+        let mac_stats = KBox::pin_init(new_spinlock!([0u64; MAC_STATS]), GFP_KERNEL)?;
         let this = KBox::new(
             Self {
                 bar,
@@ -247,8 +259,10 @@ impl<'a> Adapter<'a> {
                 tx_stats,
                 rx_stats,
                 rx_bad_rrd: AtomicU64::new(0),
+                mac_stats,
                 up: AtomicBool::new(false),
                 link_event: AtomicBool::new(false),
+                reset_pending: AtomicBool::new(false),
                 napi: netdev::NapiSet::new(),
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
                 intr_mask,
@@ -807,9 +821,7 @@ impl netdev::IrqHandler for Adapter<'_> {
                 != 0
             {
                 self.link_event.store(true, Ordering::Release);
-                if let Some(n) = self.napi.get(self.queues) {
-                    n.schedule();
-                }
+                self.napi.schedule_task();
             }
         }
         io.write(regs::ISR(0));
@@ -904,6 +916,18 @@ impl netdev::NetDevOps for Adapter<'_> {
             s.rx_errors += q.errors.load(Ordering::Relaxed);
         }
         s.rx_errors += self.rx_bad_rrd.load(Ordering::Relaxed);
+        // What only the MAC sees: frames it dropped for lack of an RFD or FIFO space.
+        // The counters clear on read, so every read is accumulated under the lock.
+        let io = self.io();
+        let acc = netdev::bh_disabled(|| {
+            let mut acc = self.mac_stats.lock();
+            for (i, a) in acc.iter_mut().enumerate() {
+                *a += u64::from(io.read32(regs::stats::RX_BIN + 4 * i));
+            }
+            *acc
+        });
+        s.rx_dropped += acc[RX_RRD_OV];
+        s.rx_fifo_errors += acc[RX_RXF_OV];
     }
 
     fn set_rx_mode(&self, dev: NetDev) {
@@ -938,14 +962,44 @@ impl netdev::NetDevOps for Adapter<'_> {
     }
 
     fn tx_timeout(&self, _dev: NetDev, queue: u32) {
-        // Atomic context: no reset here. Re-ring every doorbell so that nothing posted is
-        // left behind, and count the event.
-        pr_warn!("tx queue {} timed out\n", queue);
-        for (q, idx) in self.tx_idx.iter().enumerate().take(self.queues) {
-            self.tx_stats[q]
-                .errors
-                .fetch_add(u64::from(q as u32 == queue), Ordering::Relaxed);
-            self.doorbell(q, idx.next_to_use.load(Ordering::Acquire));
+        // Atomic context: the reset runs in the task.
+        pr_warn!("tx queue {} timed out, resetting\n", queue);
+        if let Some(s) = self.tx_stats.get(queue as usize) {
+            s.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.reset_pending.store(true, Ordering::Release);
+        self.napi.schedule_task();
+    }
+
+    fn task(&self, dev: NetDev) {
+        if self.reset_pending.swap(false, Ordering::AcqRel) {
+            netdev::NetDevOps::stop(self, dev);
+            if netdev::NetDevOps::open(self, dev).is_err() {
+                pr_err!("reset failed; the interface stays down\n");
+            }
+            return;
+        }
+        if !self.link_event.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let io = self.io();
+        // On AR8151 reading the PHY's interrupt status clears it.
+        if self.nic.has_mdio_phy() {
+            let _ = self.hw.read_phy(&io, regs::phy::MII_ISR);
+        }
+        let up = self.hw.link_up(&io).unwrap_or(false);
+        let was_up = netdev::bh_disabled(|| self.link.lock().is_some());
+        if !up && was_up {
+            // Link down (atl1c_check_link_status): carrier off at once, then reset the MAC
+            // and the rings; open leaves the MAC stopped until the link returns.
+            dev.carrier_off();
+            pr_info!("link down\n");
+            netdev::NetDevOps::stop(self, dev);
+            if netdev::NetDevOps::open(self, dev).is_err() {
+                pr_err!("ring reset after link down failed\n");
+            }
+        } else {
+            netdev::bh_disabled(|| self.check_link(dev));
         }
     }
 
@@ -958,14 +1012,6 @@ impl netdev::NetDevOps for Adapter<'_> {
             return done;
         }
         let q = index - self.queues;
-        if q == 0 && self.link_event.swap(false, Ordering::AcqRel) {
-            // Link changes: carrier and MAC speed, without sleeping (NAPI context). On
-            // AR8151 reading the PHY's ISR clears its interrupt.
-            if self.nic.has_mdio_phy() {
-                let _ = self.hw.read_phy(&self.io(), regs::phy::MII_ISR);
-            }
-            self.check_link(dev);
-        }
         let n = self.tx_complete(dev, q, budget);
         // CAST: at most the ring size.
         let n = (n as i32).min(budget);

@@ -180,3 +180,23 @@ void atl1c_rs_bh_enable(void)
 {
 	local_bh_enable();
 }
+
+void atl1c_rs_init_work(struct work_struct *w, void (*fn)(struct work_struct *))
+{
+	INIT_WORK(w, fn);
+}
+
+int atl1c_rs_schedule_work(struct work_struct *w)
+{
+	return schedule_work(w);
+}
+
+void atl1c_rs_rtnl_lock(void)
+{
+	rtnl_lock();
+}
+
+void atl1c_rs_rtnl_unlock(void)
+{
+	rtnl_unlock();
+}

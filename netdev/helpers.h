@@ -74,6 +74,11 @@ void atl1c_rs_set_parent(struct net_device *dev, struct device *parent);
 unsigned int atl1c_rs_rx_flags(struct net_device *dev);
 int atl1c_rs_xmit_more(void);
 void atl1c_rs_bh_disable(void);
+struct work_struct;
+void atl1c_rs_init_work(struct work_struct *w, void (*fn)(struct work_struct *));
+int atl1c_rs_schedule_work(struct work_struct *w);
+void atl1c_rs_rtnl_lock(void);
+void atl1c_rs_rtnl_unlock(void);
 void atl1c_rs_bh_enable(void);
 void atl1c_rs_rx_deliver(struct napi_struct *napi, struct sk_buff *skb, struct net_device *dev,
 			 u16 queue);

@@ -474,12 +474,29 @@ pub(crate) const MAX_NAPI: usize = 8;
 ///
 /// Each non-null entry was stored from a [`Napi`] of a live [`Registration`]; the owner drops
 /// the interrupt line (the only reader outside callbacks) before the registration.
-pub(crate) struct NapiSet([core::sync::atomic::AtomicPtr<nb::napi_struct>; MAX_NAPI]);
+pub(crate) struct NapiSet(
+    [core::sync::atomic::AtomicPtr<nb::napi_struct>; MAX_NAPI],
+    core::sync::atomic::AtomicPtr<kb::work_struct>,
+);
 
 impl NapiSet {
     /// An empty set.
     pub(crate) fn new() -> Self {
-        Self([const { core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()) }; MAX_NAPI])
+        Self(
+            [const { core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()) }; MAX_NAPI],
+            core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
+        )
+    }
+
+    /// Queues the driver's task ([`NetDevOps::task`]) on the system workqueue; from any
+    /// context. Does nothing before registration.
+    pub(crate) fn schedule_task(&self) {
+        let w = self.1.load(core::sync::atomic::Ordering::Acquire);
+        if !w.is_null() {
+            // SAFETY: stored from a live registration's private area (type invariant); the
+            // owner cancels the work before freeing it.
+            unsafe { nb::atl1c_rs_schedule_work(w) };
+        }
     }
 
     /// Stores instance `i`.
@@ -502,7 +519,10 @@ impl NapiSet {
 #[repr(C)]
 struct Priv {
     driver: *const c_void,
+    dev: *mut nb::net_device,
     napi: [nb::napi_struct; MAX_NAPI],
+    /// The driver's process-context task (link changes, resets), run under RTNL.
+    task: kb::work_struct,
 }
 
 /// 64-bit interface statistics (`struct rtnl_link_stats64`).
@@ -532,6 +552,9 @@ pub(crate) trait NetDevOps: Sync {
     fn napi_set(&self) -> &NapiSet;
     /// Link state for `ethtool` (`get_link_ksettings`).
     fn link_info(&self, dev: NetDev) -> LinkInfo;
+    /// Process-context work queued with [`NapiSet::schedule_task`]; runs under RTNL, only
+    /// while the interface is running.
+    fn task(&self, dev: NetDev);
 }
 
 /// What `ethtool eth0` reports about the link.
@@ -753,6 +776,29 @@ impl<T: NetDevOps> Vtable<T> {
         t.poll(d, n, index, budget)
     }
 
+    /// Work trampoline: the driver's task under RTNL.
+    ///
+    /// # Safety
+    ///
+    /// `work` must be the `task` member of the private area of a net_device created by
+    /// `Registration<T>` that has not been freed (the registration cancels the work first).
+    unsafe extern "C" fn task(work: *mut kb::work_struct) {
+        // SAFETY: `work` is `Priv::task` (function safety requirement): step back to `Priv`.
+        let p = unsafe { work.byte_sub(core::mem::offset_of!(Priv, task)) }.cast::<Priv>();
+        // SAFETY: `Priv::dev` was set at allocation.
+        let dev = unsafe { (*p).dev };
+        // SAFETY: RTNL serialises us with open/stop/unregister.
+        unsafe { nb::atl1c_rs_rtnl_lock() };
+        // SAFETY: a valid net_device (not freed: see above).
+        if unsafe { nb::netif_running(dev) } {
+            // SAFETY: registered device of ours, under RTNL.
+            let (t, d) = unsafe { Self::driver(dev) };
+            t.task(d);
+        }
+        // SAFETY: taken above.
+        unsafe { nb::atl1c_rs_rtnl_unlock() };
+    }
+
     const OPS: nb::net_device_ops = {
         // SAFETY: `net_device_ops` is plain data: all-zero is "no callback" for every field.
         let mut ops: nb::net_device_ops = unsafe { core::mem::zeroed() };
@@ -829,6 +875,7 @@ impl<T: NetDevOps> Registration<T> {
         unsafe {
             let p = nb::netdev_priv(raw).cast::<Priv>();
             (*p).driver = core::ptr::from_ref(driver).cast();
+            (*p).dev = raw;
             nb::atl1c_rs_set_parent(raw, DmaDev::new(pdev).raw().cast());
             (*raw).netdev_ops = &Vtable::<T>::OPS;
             (*raw).ethtool_ops = &EthVtable::<T>::OPS;
@@ -851,6 +898,7 @@ impl<T: NetDevOps> Registration<T> {
                     nb::netif_napi_add_tx_weight(raw, n, Some(Vtable::<T>::poll), 64);
                 }
             }
+            nb::atl1c_rs_init_work(&raw mut (*p).task, Some(Vtable::<T>::task));
         }
         // SAFETY: fully configured; register_netdev takes RTNL itself.
         let err = unsafe { nb::register_netdev(raw) };
@@ -887,6 +935,14 @@ impl<T: NetDevOps> Registration<T> {
         self.dev
     }
 
+    fn task_ptr(&self) -> *mut kb::work_struct {
+        // SAFETY: registered device of ours: the private area is a `Priv`.
+        unsafe {
+            let p = nb::netdev_priv(self.dev.raw()).cast::<Priv>();
+            &raw mut (*p).task
+        }
+    }
+
     /// NAPI instance `i`.
     pub(crate) fn napi(&self, i: usize) -> Option<Napi> {
         if i >= self.napi {
@@ -907,8 +963,12 @@ impl<T: NetDevOps> Drop for Registration<T> {
         let raw = self.dev.raw();
         // SAFETY: registered (type invariant); unregister_netdev stops the device and waits
         // for every callback, so `driver` is no longer used afterwards.
+        // The task may still be queued (or re-queued until unregister completed): cancel it
+        // before the private area goes away.
         unsafe {
             nb::unregister_netdev(raw);
+            let p = nb::netdev_priv(raw).cast::<Priv>();
+            kb::cancel_work_sync(&raw mut (*p).task);
             Self::free(raw, self.napi);
         }
     }
@@ -1047,6 +1107,10 @@ impl<T: NetDevOps + IrqHandler> NetDriver<T> {
                 t.napi_set().set(i, n);
             }
         }
+        // INVARIANT (of `NapiSet`): the work item of a live registration, cancelled in its Drop.
+        t.napi_set()
+            .1
+            .store(reg.task_ptr(), core::sync::atomic::Ordering::Release);
         Ok(Self { irq, reg, data })
     }
 

@@ -371,12 +371,31 @@ fn write_stats(path: &Path, m: &Model) {
     }
 }
 
+/// Applies a command left in the control file ("link up" / "link down"), then removes it.
+fn control_file(path: &Path, m: &mut Model) {
+    let Ok(cmd) = std::fs::read_to_string(path) else {
+        return;
+    };
+    // Writers rename a complete file into place; an empty one is still being written.
+    if cmd.trim().is_empty() {
+        return;
+    }
+    let _ = std::fs::remove_file(path);
+    let Model { dev, io } = m;
+    match cmd.trim() {
+        "link up" => dev.set_link(io, true),
+        "link down" => dev.set_link(io, false),
+        other => eprintln!("atl1c-sim: unknown control command {other:?}"),
+    }
+}
+
 struct Args {
     personality: Personality,
     socket: PathBuf,
     wire: PathBuf,
     peer: PathBuf,
     stats: PathBuf,
+    control: Option<PathBuf>,
     mac: [u8; 6],
 }
 
@@ -392,6 +411,7 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 fn parse_args() -> Result<Args, String> {
     let mut a = std::env::args().skip(1);
     let (mut pers, mut socket, mut wire, mut peer, mut stats) = (None, None, None, None, None);
+    let mut control = None;
     let mut mac = [0x00, 0x13, 0x74, 0x00, 0x5c, 0x38];
     while let Some(k) = a.next() {
         let v = a.next().ok_or(format!("{k} needs a value"))?;
@@ -403,6 +423,7 @@ fn parse_args() -> Result<Args, String> {
             "--wire" => wire = Some(PathBuf::from(v)),
             "--peer" => peer = Some(PathBuf::from(v)),
             "--stats" => stats = Some(PathBuf::from(v)),
+            "--control" => control = Some(PathBuf::from(v)),
             "--mac" => mac = parse_mac(&v).ok_or(format!("bad MAC address {v}"))?,
             _ => return Err(format!("unknown option {k}")),
         }
@@ -413,6 +434,7 @@ fn parse_args() -> Result<Args, String> {
         wire: wire.ok_or("--wire is required")?,
         peer: peer.ok_or("--peer is required")?,
         stats: stats.ok_or("--stats is required")?,
+        control,
         mac,
     })
 }
@@ -424,7 +446,7 @@ fn main() -> ExitCode {
             eprintln!("atl1c-sim: {e}");
             eprintln!(
                 "usage: atl1c-sim --personality mikrotik|ar8151 --socket PATH --wire PATH \
-                 --peer PATH --stats PATH [--mac XX:XX:XX:XX:XX:XX]"
+                 --peer PATH --stats PATH [--control PATH] [--mac XX:XX:XX:XX:XX:XX]"
             );
             return ExitCode::from(2);
         }
@@ -494,6 +516,7 @@ fn main() -> ExitCode {
     // Timers (moderation, retrigger) and the stats file.
     let s = shared.clone();
     let stats_path = args.stats.clone();
+    let control = args.control.clone();
     thread::spawn(move || {
         let mut last_stats = Instant::now() - Duration::from_secs(1);
         let mut m = s.lock();
@@ -501,6 +524,9 @@ fn main() -> ExitCode {
             let Model { dev, io } = &mut *m;
             let next = dev.tick(io);
             if last_stats.elapsed() >= Duration::from_millis(20) {
+                if let Some(c) = &control {
+                    control_file(c, &mut m);
+                }
                 write_stats(&stats_path, &m);
                 last_stats = Instant::now();
             }

@@ -171,6 +171,9 @@ pub struct Device {
     rrd_prod: [u16; 4],
     link: bool,
     speed: u32,
+    /// Fault: the tx DMA engine hangs (doorbells are counted but nothing is fetched) until a
+    /// soft reset.
+    tx_hung: bool,
     mac_stats: [u32; MAC_STATS],
     /// Exported counters.
     pub counters: Counters,
@@ -197,6 +200,7 @@ impl Device {
             rfd_cons: [0; 4],
             rrd_prod: [0; 4],
             link: true,
+            tx_hung: false,
             speed: match pers {
                 Personality::Mikrotik => 10000,
                 Personality::Ar8151 => 1000,
@@ -407,6 +411,7 @@ impl Device {
         self.isr = 0;
         self.signalled = 0;
         self.dis_int = false;
+        self.tx_hung = false;
         self.pidx = [0; 4];
         self.tpd_cons = [0; 4];
         self.rfd_cons = [0; 4];
@@ -473,6 +478,11 @@ impl Device {
         }
     }
 
+    /// Fault injection: hangs the tx engine until the driver soft-resets the MAC.
+    pub fn hang_tx(&mut self) {
+        self.tx_hung = true;
+    }
+
     fn doorbell(&mut self, env: &mut dyn Env, q: usize, pidx: u16) {
         self.counters.doorbells[q] += 1;
         self.pidx[q] = pidx;
@@ -491,7 +501,7 @@ impl Device {
 
     fn process_tx(&mut self, env: &mut dyn Env, q: usize) {
         // PRI0 and PRI1 always exist; PRI2/PRI3 only in the Mikrotik NIC's 4-queue mode.
-        if !self.tx_enabled() || (q >= 2 && self.queues() < 4) {
+        if self.tx_hung || !self.tx_enabled() || (q >= 2 && self.queues() < 4) {
             return;
         }
         let count = self
@@ -884,6 +894,7 @@ impl Device {
                 Personality::Ar8151 => "ar8151",
             },
             "link": self.link,
+            "tx_hung": self.tx_hung,
             "mmio_reads": c.mmio_reads.values().sum::<u64>(),
             "mmio_writes": c.mmio_writes.values().sum::<u64>(),
             "mmio_reads_by_reg": by_reg(&c.mmio_reads),

@@ -371,7 +371,8 @@ fn write_stats(path: &Path, m: &Model) {
     }
 }
 
-/// Applies a command left in the control file ("link up" / "link down"), then removes it.
+/// Applies a command left in the control file ("link up", "link down", "tx hang"), then
+/// removes it.
 fn control_file(path: &Path, m: &mut Model) {
     let Ok(cmd) = std::fs::read_to_string(path) else {
         return;
@@ -385,6 +386,7 @@ fn control_file(path: &Path, m: &mut Model) {
     match cmd.trim() {
         "link up" => dev.set_link(io, true),
         "link down" => dev.set_link(io, false),
+        "tx hang" => dev.hang_tx(),
         other => eprintln!("atl1c-sim: unknown control command {other:?}"),
     }
 }

@@ -204,6 +204,32 @@ fn tx_ring_transmits_and_completes() {
 }
 
 #[test]
+fn tx_hang_fault_lasts_until_soft_reset() {
+    let (mut d, mut e) = up(Personality::Ar8151);
+    let f = frame([2, 0, 0, 0, 0, 2], 64);
+    post_tpd(&mut e, 0, &f, 0);
+    d.hang_tx();
+    doorbell(&mut d, &mut e, 0, 1);
+    assert!(e.wire.is_empty());
+    assert_eq!(d.counters.doorbells[0], 1);
+    w32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET, 1);
+    // After the reset the driver reprograms the queues; the engine works again.
+    let (mut d2, mut e2) = (d, e);
+    w32(
+        &mut d2,
+        &mut e2,
+        regs::TXQ_CTRL::OFFSET,
+        regs::TXQ_CTRL::EN.mask(),
+    );
+    let mac = regs::MAC_CTRL::default().with_bit(regs::MAC_CTRL::TX_EN, true);
+    w32(&mut d2, &mut e2, regs::MAC_CTRL::OFFSET, mac.raw());
+    w32(&mut d2, &mut e2, regs::LOAD_PTR::OFFSET, 1);
+    post_tpd(&mut e2, 0, &f, 0);
+    doorbell(&mut d2, &mut e2, 0, 1);
+    assert_eq!(e2.wire.len(), 1);
+}
+
+#[test]
 fn tx_waits_for_eop() {
     let (mut d, mut e) = up(Personality::Ar8151);
     let f = frame([2, 0, 0, 0, 0, 2], 120);

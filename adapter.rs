@@ -755,9 +755,14 @@ impl<'a> Adapter<'a> {
                 self.rx_bad_rrd.fetch_add(1, Ordering::Relaxed);
                 continue;
             };
-            netdev::unmap(&self.dma, buf.dma, buf_len, Dir::FromDevice, false);
             // CAST: rx buffers are below 16 KiB.
-            match ring::check_rrd(&rrd, RFD_COUNT, expected, buf_len as u16, mt) {
+            let checked = ring::check_rrd(&rrd, RFD_COUNT, expected, buf_len as u16, mt);
+            // Sync only what the device wrote (frame and FCS) when the RRD can be trusted.
+            let used = checked
+                .map(|f| u32::from(f.len) + u32::from(ring::ETH_FCS_LEN))
+                .unwrap_or(0);
+            netdev::unmap_rx(&self.dma, buf.dma, buf_len, used);
+            match checked {
                 Ok(f) => {
                     let mut skb = buf.skb;
                     skb.put(u32::from(f.len));

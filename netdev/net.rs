@@ -252,6 +252,28 @@ pub(crate) fn unmap(dev: &DmaDev, addr: DmaAddr, len: u32, dir: Dir, page: bool)
     }
 }
 
+/// Hands a received buffer to the CPU: syncs only the `used` bytes the device wrote, then
+/// unmaps the `len`-byte mapping without another sync.
+pub(crate) fn unmap_rx(dev: &DmaDev, addr: DmaAddr, len: u32, used: u32) {
+    // SAFETY: `addr`/`len` describe a live FromDevice mapping on this device (the rx ring's
+    // bookkeeping); `used <= len` is clamped below; unmapped once, here.
+    unsafe {
+        nb::dma_sync_single_for_cpu(
+            dev.raw().cast(),
+            addr,
+            used.min(len) as usize,
+            Dir::FromDevice.raw(),
+        );
+        nb::dma_unmap_single_attrs(
+            dev.raw().cast(),
+            addr,
+            len as usize,
+            Dir::FromDevice.raw(),
+            kb::DMA_ATTR_SKIP_CPU_SYNC as usize,
+        )
+    }
+}
+
 /// A registered `net_device`, borrowed.
 ///
 /// # Invariants

@@ -376,7 +376,7 @@ impl<'a> Adapter<'a> {
             return;
         };
         let mut r = lock.lock();
-        let len = self.ctrl_rx_buf_len_hint();
+        let len = self.rx_buf_len();
         for slot in r.bufs.iter_mut() {
             if let Some(b) = slot.take() {
                 netdev::unmap(&self.dma, b.dma, len, Dir::FromDevice, false);
@@ -394,7 +394,7 @@ impl<'a> Adapter<'a> {
         }
     }
 
-    fn ctrl_rx_buf_len_hint(&self) -> u32 {
+    fn rx_buf_len(&self) -> u32 {
         self.rx_buf_len.load(Ordering::Relaxed)
     }
 
@@ -722,7 +722,7 @@ impl<'a> Adapter<'a> {
         let Some(lock) = self.rx.get(q) else {
             return 0;
         };
-        let buf_len = self.ctrl_rx_buf_len_hint();
+        let buf_len = self.rx_buf_len();
         let mt = self.nic == NicType::Mt;
         let csum = self.rx_csum.load(Ordering::Relaxed);
         let mut done = 0;

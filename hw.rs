@@ -745,6 +745,52 @@ impl Hw {
     }
 }
 
+/// Unit of the interrupt moderation timers (`IRQ_MODRT_TIMER_INIT`): 2 us.
+pub(crate) const MODRT_UNIT_US: u32 = 2;
+/// Longest moderation delay: a 16-bit count of 2 us.
+pub(crate) const MODRT_MAX_US: u32 = 0xffff * MODRT_UNIT_US;
+
+/// A moderation delay the timer cannot hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ModrtTooLarge {
+    /// The largest delay, in microseconds.
+    pub(crate) max_us: u32,
+}
+
+/// Microseconds to a moderation timer count, rounded up to the 2 us unit so that a requested
+/// delay is never shortened (1 us becomes 2 us); 0 turns moderation off for that direction.
+pub(crate) fn usecs_to_modrt(us: u32) -> Result<u16, ModrtTooLarge> {
+    if us > MODRT_MAX_US {
+        return Err(ModrtTooLarge {
+            max_us: MODRT_MAX_US,
+        });
+    }
+    // CAST: at most 0xffff after the range check.
+    Ok(us.div_ceil(MODRT_UNIT_US) as u16)
+}
+
+/// A moderation timer count back to microseconds (what `ethtool -c` reports).
+pub(crate) fn modrt_to_usecs(count: u16) -> u32 {
+    u32::from(count) * MODRT_UNIT_US
+}
+
+impl Hw {
+    /// Applies interrupt moderation live (no link reset): the timers and their enables in
+    /// `MASTER_CTRL`; a zero delay disables that direction's timer.
+    pub(crate) fn set_moderation(&self, io: &impl RegIo, tx: u16, rx: u16) {
+        use regs::MASTER_CTRL as M;
+        io.write(
+            regs::IRQ_MODRT_TIMER_INIT::default()
+                .with_field(regs::IRQ_MODRT_TIMER_INIT::TX, u32::from(tx))
+                .with_field(regs::IRQ_MODRT_TIMER_INIT::RX, u32::from(rx)),
+        );
+        io.modify(|r: M| {
+            r.with_bit(M::TX_ITIMER_EN, tx != 0)
+                .with_bit(M::RX_ITIMER_EN, rx != 0)
+        });
+    }
+}
+
 /// Whether `mac` is a usable station address (not multicast, not all zeros).
 pub(crate) fn valid_unicast(mac: &[u8; 6]) -> bool {
     mac[0] & 1 == 0 && mac.iter().any(|&b| b != 0)
@@ -831,6 +877,29 @@ mod tests {
         assert_eq!(identify(&mt, device_id::L2C_B2), NicType::L2cB2);
         assert_eq!(identify(&mt, 0xffff), NicType::L1c);
         assert_eq!(mt.reads.get(), 0);
+    }
+
+    #[test]
+    fn moderation_usecs_round_trip() {
+        assert_eq!(usecs_to_modrt(0), Ok(0));
+        assert_eq!(usecs_to_modrt(1), Ok(1));
+        assert_eq!(usecs_to_modrt(2), Ok(1));
+        assert_eq!(usecs_to_modrt(3), Ok(2));
+        assert_eq!(usecs_to_modrt(2000), Ok(1000));
+        assert_eq!(usecs_to_modrt(MODRT_MAX_US), Ok(0xffff));
+        assert_eq!(
+            usecs_to_modrt(MODRT_MAX_US + 1),
+            Err(ModrtTooLarge { max_us: 131_070 })
+        );
+        assert!(usecs_to_modrt(u32::MAX).is_err());
+        assert_eq!(modrt_to_usecs(1000), 2000);
+        assert_eq!(modrt_to_usecs(0xffff), MODRT_MAX_US);
+        // What ethtool -c reports back is the rounded request, and it is stable.
+        for us in [0u32, 1, 2, 3, 99, 100, 400, 2000, 131_069] {
+            let back = usecs_to_modrt(us).map(modrt_to_usecs);
+            assert!(back.is_ok_and(|b| b >= us && b - us < MODRT_UNIT_US));
+            assert_eq!(back.and_then(usecs_to_modrt), usecs_to_modrt(us));
+        }
     }
 
     #[test]

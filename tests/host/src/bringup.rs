@@ -183,3 +183,21 @@ fn multicast_hash_matches_the_models_filter() {
     let table = io.read32(regs::RX_HASH_TABLE::OFFSET + 4 * word);
     assert_eq!(table, 1 << bit);
 }
+
+#[test]
+fn moderation_is_applied_live() {
+    let io = ModelIo::new(Personality::Ar8151);
+    let (hw, _, _) = bring_up(&io);
+    let tx = hw::usecs_to_modrt(2000).expect("in range");
+    let rx = hw::usecs_to_modrt(0).expect("in range");
+    hw.set_moderation(&io, tx, rx);
+    let t = regs::IRQ_MODRT_TIMER_INIT(io.read32(regs::IRQ_MODRT_TIMER_INIT::OFFSET));
+    assert_eq!(t.field(regs::IRQ_MODRT_TIMER_INIT::TX), 1000);
+    assert_eq!(t.field(regs::IRQ_MODRT_TIMER_INIT::RX), 0);
+    let m = regs::MASTER_CTRL(io.read32(regs::MASTER_CTRL::OFFSET));
+    assert!(m.bit(regs::MASTER_CTRL::TX_ITIMER_EN));
+    assert!(!m.bit(regs::MASTER_CTRL::RX_ITIMER_EN));
+    // The MAC stays up: moderation needs no link reset.
+    let mac = regs::MAC_CTRL(io.read32(regs::MAC_CTRL::OFFSET));
+    assert!(mac.bit(regs::MAC_CTRL::TX_EN) && mac.bit(regs::MAC_CTRL::RX_EN));
+}

@@ -134,6 +134,19 @@ struct RxRing {
     rrd_next_to_clean: u16,
 }
 
+impl RxRing {
+    /// The RRD at `i`, as the device wrote it.
+    fn read_rrd(&self, i: usize) -> Result<Rrd> {
+        Ok(Rrd::from_bytes(&dma_read!(self.rrd, [try: i])))
+    }
+
+    /// Clears the RRD at `i` (its updated bit with it) for the device to reuse.
+    fn clear_rrd(&self, i: usize) -> Result {
+        dma_write!(self.rrd, [try: i], [0u8; RRD_SIZE]);
+        Ok(())
+    }
+}
+
 /// Per-queue software counters.
 #[derive(Default)]
 struct QueueStats {
@@ -387,10 +400,7 @@ impl<'a> Adapter<'a> {
         r.rfd_next_to_clean = 0;
         r.rrd_next_to_clean = 0;
         for i in 0..usize::from(RFD_COUNT) {
-            let _ = (|| -> Result {
-                dma_write!(r.rrd, [try: i], [0u8; RRD_SIZE]);
-                Ok(())
-            })();
+            let _ = r.clear_rrd(i);
         }
     }
 
@@ -733,18 +743,13 @@ impl<'a> Adapter<'a> {
         while done < budget {
             let mut r = lock.lock();
             let ri = usize::from(r.rrd_next_to_clean);
-            let Ok(raw) = (|| -> Result<[u8; RRD_SIZE]> { Ok(dma_read!(r.rrd, [try: ri])) })()
-            else {
+            let Ok(rrd) = r.read_rrd(ri) else {
                 break;
             };
-            let rrd = Rrd::from_bytes(&raw);
             if !rrd.is_updated() {
                 break;
             }
-            let _ = (|| -> Result {
-                dma_write!(r.rrd, [try: ri], [0u8; RRD_SIZE]);
-                Ok(())
-            })();
+            let _ = r.clear_rrd(ri);
             r.rrd_next_to_clean = ring.next(r.rrd_next_to_clean);
             let expected = r.rfd_next_to_clean;
             r.rfd_next_to_clean = ring.next(expected);

@@ -791,6 +791,152 @@ impl Hw {
     }
 }
 
+/// Legacy ethtool link-mode bits (`SUPPORTED_*` / `ADVERTISED_*`).
+pub(crate) mod link_mode {
+    /// 10BASE-T half duplex.
+    pub(crate) const T10_HALF: u32 = 1 << 0;
+    /// 10BASE-T full duplex.
+    pub(crate) const T10_FULL: u32 = 1 << 1;
+    /// 100BASE-TX half duplex.
+    pub(crate) const T100_HALF: u32 = 1 << 2;
+    /// 100BASE-TX full duplex.
+    pub(crate) const T100_FULL: u32 = 1 << 3;
+    /// 1000BASE-T half duplex.
+    pub(crate) const T1000_HALF: u32 = 1 << 4;
+    /// 1000BASE-T full duplex.
+    pub(crate) const T1000_FULL: u32 = 1 << 5;
+    /// Autonegotiation: advertise every mode the chip has.
+    pub(crate) const AUTONEG: u32 = 1 << 6;
+    /// Twisted pair port.
+    pub(crate) const TP: u32 = 1 << 7;
+    /// 10GBASE-T full duplex.
+    pub(crate) const T10000_FULL: u32 = 1 << 12;
+    /// 25GBASE-CR full duplex.
+    pub(crate) const CR25000_FULL: u32 = 1 << 31;
+}
+
+/// MII `ADVERTISE` / `CTRL1000` bits for the speeds.
+mod adv {
+    pub(super) const T10_HALF: u16 = 0x0020;
+    pub(super) const T10_FULL: u16 = 0x0040;
+    pub(super) const T100_HALF: u16 = 0x0080;
+    pub(super) const T100_FULL: u16 = 0x0100;
+    pub(super) const ALL: u16 = T10_HALF | T10_FULL | T100_HALF | T100_FULL;
+    pub(super) const T1000_HALF: u16 = 0x0100;
+    pub(super) const T1000_FULL: u16 = 0x0200;
+}
+
+impl Hw {
+    /// Link modes the chip supports (`atl1c_get_link_ksettings`); Mikrotik: its fixed rate.
+    pub(crate) fn supported_modes(&self, mt_speed: u32) -> u32 {
+        use link_mode as m;
+        if !self.nic.has_mdio_phy() {
+            return match mt_speed {
+                25000 => m::CR25000_FULL,
+                _ => m::T10000_FULL,
+            };
+        }
+        let mut s = m::T10_HALF | m::T10_FULL | m::T100_HALF | m::T100_FULL | m::AUTONEG | m::TP;
+        if self.nic.gigabit() {
+            s |= m::T1000_FULL;
+        }
+        s
+    }
+
+    /// The link modes `advertised` (`ADVERTISED_*`, with `AUTONEG` meaning all of them) stands
+    /// for on this chip.
+    pub(crate) fn advertised_modes(&self, advertised: u32) -> u32 {
+        use link_mode as m;
+        let all = self.supported_modes(0) & !(m::AUTONEG | m::TP);
+        if advertised & m::AUTONEG != 0 {
+            all
+        } else {
+            advertised & all
+        }
+    }
+
+    /// `atl1c_phy_setup_adv`: the `ADVERTISE` and `CTRL1000` values for `advertised`.
+    pub(crate) fn advert_regs(&self, advertised: u32) -> (u16, u16) {
+        use link_mode as m;
+        let modes = self.advertised_modes(advertised);
+        let mut a = mii::ADVERTISE_DEFAULT & !adv::ALL;
+        let mut g = mii::CTRL1000_DEFAULT & !(adv::T1000_HALF | adv::T1000_FULL);
+        for (bit, reg) in [
+            (m::T10_HALF, adv::T10_HALF),
+            (m::T10_FULL, adv::T10_FULL),
+            (m::T100_HALF, adv::T100_HALF),
+            (m::T100_FULL, adv::T100_FULL),
+        ] {
+            if modes & bit != 0 {
+                a |= reg;
+            }
+        }
+        if self.nic.gigabit() {
+            if modes & m::T1000_FULL != 0 {
+                g |= adv::T1000_FULL;
+            }
+            if advertised & m::AUTONEG != 0 {
+                // The C driver advertises 1000 half too when autonegotiating everything.
+                g |= adv::T1000_HALF;
+            }
+        }
+        (a, g)
+    }
+
+    /// `atl1c_check_eeprom_exist`: an EEPROM (TWSI) or OTP holds the chip's settings.
+    pub(crate) fn eeprom_exists(&self, io: &impl RegIo) -> bool {
+        io.read::<regs::TWSI_DEBUG>().bit(regs::TWSI_DEBUG::DEV_EXIST)
+            || io.read::<regs::MASTER_CTRL>().bit(regs::MASTER_CTRL::OTP_SEL)
+    }
+
+    /// `atl1c_read_eeprom`: the dword at `offset` (a multiple of 4 below 4 KiB), or `None`
+    /// when it is misaligned or the EEPROM does not answer within 1 ms.
+    pub(crate) fn read_eeprom(&self, io: &impl RegIo, offset: u32) -> Option<u32> {
+        use regs::EEPROM_CTRL as E;
+        if offset & 3 != 0 || offset > E::ADDR.max() {
+            return None;
+        }
+        let otp = io.read::<regs::OTP_CTRL>();
+        let clk_was_on = otp.bit(regs::OTP_CTRL::CLK_EN);
+        if !clk_was_on {
+            io.write(otp.with_bit(regs::OTP_CTRL::CLK_EN, true));
+        }
+        io.write(regs::EEPROM_DATA_LO(0));
+        io.write(E::default().with_field(E::ADDR, offset));
+        let mut ctrl = E::default();
+        for _ in 0..10 {
+            io.udelay(100);
+            ctrl = io.read::<E>();
+            if ctrl.bit(E::RW) {
+                break;
+            }
+        }
+        let value = ctrl.bit(E::RW).then(|| {
+            let hi = io.read::<E>().field(E::DATA_HI);
+            let lo = io.read::<regs::EEPROM_DATA_LO>().raw();
+            ((hi << 16) | (lo >> 16)).swap_bytes()
+        });
+        if !clk_was_on {
+            io.write(otp);
+        }
+        value
+    }
+
+    /// `atl1c_restart_autoneg`: advertises `advertised` and restarts autonegotiation.
+    pub(crate) fn restart_autoneg(&self, io: &impl RegIo, advertised: u32) -> Result<(), HwError> {
+        let (a, g) = self.advert_regs(advertised);
+        self.write_phy(io, mii::ADVERTISE, a)?;
+        if self.nic.gigabit() {
+            self.write_phy(io, mii::CTRL1000, g)?;
+        }
+        self.write_phy(
+            io,
+            mii::BMCR,
+            mii::BMCR_RESET | mii::BMCR_ANENABLE | mii::BMCR_ANRESTART,
+        )
+    }
+}
+
 /// Whether `mac` is a usable station address (not multicast, not all zeros).
 pub(crate) fn valid_unicast(mac: &[u8; 6]) -> bool {
     mac[0] & 1 == 0 && mac.iter().any(|&b| b != 0)
@@ -877,6 +1023,27 @@ mod tests {
         assert_eq!(identify(&mt, device_id::L2C_B2), NicType::L2cB2);
         assert_eq!(identify(&mt, 0xffff), NicType::L1c);
         assert_eq!(mt.reads.get(), 0);
+    }
+
+    #[test]
+    fn advertising_registers() {
+        use link_mode as m;
+        let hw = Hw::new(NicType::L1d2, 0xc0);
+        // Autonegotiate everything: what atl1c_phy_init writes.
+        assert_eq!(
+            hw.advert_regs(m::AUTONEG),
+            (mii::ADVERTISE_DEFAULT, mii::CTRL1000_DEFAULT)
+        );
+        // One mode: 100 full only, no gigabit.
+        assert_eq!(hw.advert_regs(m::T100_FULL), (0x0d01, 0x0000));
+        assert_eq!(hw.advert_regs(m::T1000_FULL), (0x0c01, 0x0200));
+        // Modes the chip lacks are dropped: the AR8152 has no gigabit.
+        let fe = Hw::new(NicType::L2cB2, 0xc0);
+        assert_eq!(fe.advertised_modes(m::T1000_FULL | m::T10_HALF), m::T10_HALF);
+        assert_eq!(hw.supported_modes(0) & m::T1000_FULL, m::T1000_FULL);
+        let mt = Hw::new(NicType::Mt, 0xc0);
+        assert_eq!(mt.supported_modes(25000), m::CR25000_FULL);
+        assert_eq!(mt.supported_modes(10000), m::T10000_FULL);
     }
 
     #[test]

@@ -79,6 +79,11 @@ pub struct Counters {
     pub doorbells: [u64; 4],
     /// Interrupts raised.
     pub irqs: u64,
+    /// Interrupts raised with a tx completion among their causes (the tx moderation timer
+    /// paces these).
+    pub irqs_tx: u64,
+    /// Interrupts raised with an rx completion among their causes.
+    pub irqs_rx: u64,
     /// Frames put on the wire, per tx queue (TSO segments counted one by one).
     pub tx_frames: [u64; 4],
     /// Bytes put on the wire, per tx queue.
@@ -341,7 +346,12 @@ impl Device {
                 self.set(o, r.with_bit(regs::MASTER_CTRL::SOFT_RST, false).raw());
                 self.update_irq(env);
             }
-            o if o == regs::MDIO_CTRL::OFFSET => self.mdio(v),
+            o if o == regs::MDIO_CTRL::OFFSET => {
+                if self.mdio(v) {
+                    self.isr |= regs::ISR::GPHY.mask();
+                    self.update_irq(env);
+                }
+            }
             o if o == regs::TWSI_CTRL::OFFSET => {
                 // No EEPROM on the model: a software load finishes at once, loading nothing.
                 let r = regs::TWSI_CTRL(v)
@@ -418,12 +428,14 @@ impl Device {
         self.rrd_prod = [0; 4];
     }
 
-    fn mdio(&mut self, v: u32) {
+    /// An MDIO transaction; returns whether the PHY raised its interrupt.
+    fn mdio(&mut self, v: u32) -> bool {
         let r = regs::MDIO_CTRL(v);
         if !r.bit(regs::MDIO_CTRL::START) {
             self.set(regs::MDIO_CTRL::OFFSET, v);
-            return;
+            return false;
         }
+        let mut irq = false;
         let read = r.bit(regs::MDIO_CTRL::OP_READ);
         let mut data = r.field(regs::MDIO_CTRL::DATA) as u16;
         if self.mikrotik() {
@@ -445,7 +457,7 @@ impl Device {
             if read {
                 data = self.phy.read(reg);
             } else {
-                self.phy.write(reg, data);
+                irq = self.phy.write(reg, data);
             }
         }
         let done = r
@@ -453,6 +465,7 @@ impl Device {
             .with_bit(regs::MDIO_CTRL::BUSY, false)
             .with_field(regs::MDIO_CTRL::DATA, u32::from(data));
         self.set(regs::MDIO_CTRL::OFFSET, done.raw());
+        irq
     }
 
     /// Link state.
@@ -848,6 +861,12 @@ impl Device {
             self.rx_next = now + rx_imt.unwrap_or_default();
         }
         self.counters.irqs += 1;
+        if eligible & ISR_TX != 0 {
+            self.counters.irqs_tx += 1;
+        }
+        if eligible & ISR_RX != 0 {
+            self.counters.irqs_rx += 1;
+        }
         env.interrupt();
     }
 
@@ -901,6 +920,12 @@ impl Device {
             "mmio_writes_by_reg": by_reg(&c.mmio_writes),
             "doorbells": c.doorbells,
             "irqs": c.irqs,
+            "irqs_tx": c.irqs_tx,
+            "irqs_rx": c.irqs_rx,
+            "moderation_us": {
+                "tx": self.timers().0.map_or(0, |d| d.as_micros() as u64),
+                "rx": self.timers().1.map_or(0, |d| d.as_micros() as u64),
+            },
             "tx_frames": sum(&c.tx_frames),
             "tx_bytes": sum(&c.tx_bytes),
             "rx_frames": sum(&c.rx_frames),

@@ -37,6 +37,8 @@ pub struct Phy {
     dbg: BTreeMap<u16, u16>,
     ext: BTreeMap<(u8, u16), u16>,
     link: bool,
+    /// The mode the last autonegotiation (restart) settled on.
+    negotiated: Option<(u32, bool)>,
 }
 
 impl Phy {
@@ -57,6 +59,7 @@ impl Phy {
             dbg: BTreeMap::new(),
             ext: BTreeMap::new(),
             link,
+            negotiated: Some((1000, true)),
         }
     }
 
@@ -71,6 +74,9 @@ impl Phy {
             return false;
         }
         self.link = up;
+        if up {
+            self.negotiated = self.resolved();
+        }
         let bit = if up {
             PHY_ISR_LINK_UP
         } else {
@@ -91,14 +97,19 @@ impl Phy {
                 }
                 v
             }
-            MII_GIGA_PSSR => {
-                if self.link {
-                    // 1000 Mb/s, full duplex, resolved, real-time link.
-                    0xbc00
-                } else {
-                    0x0000
+            MII_GIGA_PSSR => match self.negotiated {
+                // Speed (15:14), duplex (13), resolved (11), real-time link (10).
+                Some((speed, full)) if self.link => {
+                    let s = match speed {
+                        1000 => 0x8000,
+                        100 => 0x4000,
+                        _ => 0x0000,
+                    };
+                    // Bit 12: MDI crossover status, as the real PHY reports it.
+                    s | if full { 0x2000 } else { 0 } | 0x1000 | 0x0800 | 0x0400
                 }
-            }
+                _ => 0x0000,
+            },
             MII_ISR => std::mem::take(&mut self.regs[MII_ISR as usize]),
             MII_DBG_DATA => self.dbg.get(&self.dbg_addr).copied().unwrap_or(0),
             MII_DBG_ADDR => self.dbg_addr,
@@ -106,12 +117,43 @@ impl Phy {
         }
     }
 
-    /// Writes a clause-22 register.
-    pub fn write(&mut self, reg: u8, value: u16) {
+    /// What autonegotiation resolves to with the link partner (1000/100/10 half and full):
+    /// the best mode both advertise; `None` when they share none.
+    pub fn resolved(&self) -> Option<(u32, bool)> {
+        let adv = self.regs[MII_ADVERTISE as usize] & self.regs[MII_LPA as usize];
+        // The partner's 1000BASE-T abilities (STAT1000 11:10) line up with CTRL1000 9:8.
+        let giga = self.regs[MII_CTRL1000 as usize] & (self.regs[MII_STAT1000 as usize] >> 2);
+        [
+            (giga & 0x0200, 1000, true),
+            (giga & 0x0100, 1000, false),
+            (adv & 0x0100, 100, true),
+            (adv & 0x0080, 100, false),
+            (adv & 0x0040, 10, true),
+            (adv & 0x0020, 10, false),
+        ]
+        .into_iter()
+        .find(|&(bit, _, _)| bit != 0)
+        .map(|(_, speed, full)| (speed, full))
+    }
+
+    /// Writes a clause-22 register. Returns whether the PHY raises its interrupt: a restart
+    /// of autonegotiation (or a reset) that changes the resolved link, with the link up,
+    /// signals a link change (link-up status, as after a real renegotiation).
+    pub fn write(&mut self, reg: u8, value: u16) -> bool {
         let reg = reg & 0x1f;
         match reg {
             // Reset and autonegotiation restart complete at once.
-            MII_BMCR => self.regs[MII_BMCR as usize] = value & !(BMCR_RESET | BMCR_ANRESTART),
+            MII_BMCR => {
+                let before = self.negotiated;
+                self.regs[MII_BMCR as usize] = value & !(BMCR_RESET | BMCR_ANRESTART);
+                if value & (BMCR_RESET | BMCR_ANRESTART) != 0 {
+                    self.negotiated = self.resolved();
+                    if self.link && self.negotiated != before {
+                        self.regs[MII_ISR as usize] |= PHY_ISR_LINK_UP;
+                        return self.regs[MII_IER as usize] & PHY_ISR_LINK_UP != 0;
+                    }
+                }
+            }
             MII_BMSR | MII_PHYSID1 | MII_PHYSID2 | MII_LPA | MII_STAT1000 | MII_ESTATUS
             | MII_GIGA_PSSR | MII_ISR => {}
             MII_DBG_ADDR => self.dbg_addr = value,
@@ -120,6 +162,7 @@ impl Phy {
             }
             _ => self.regs[reg as usize] = value,
         }
+        false
     }
 
     /// Reads an extension register (`MDIO_CTRL_MODE_EXT`).
@@ -149,6 +192,28 @@ mod tests {
         assert_eq!(p.read(MII_ISR), PHY_ISR_LINK_DOWN);
         assert_eq!(p.read(MII_ISR), 0, "read clears");
         assert!(!p.set_link(false));
+    }
+
+    #[test]
+    fn renegotiation_follows_the_advertisement() {
+        let mut p = Phy::new(true);
+        p.write(MII_IER, PHY_ISR_LINK_UP | PHY_ISR_LINK_DOWN);
+        // 100 full only (atl1c_phy_setup_adv for ADVERTISED_100baseT_Full), then restart.
+        assert!(!p.write(MII_ADVERTISE, 0x0d01));
+        assert!(!p.write(MII_CTRL1000, 0));
+        assert_eq!(p.read(MII_GIGA_PSSR), 0xbc00, "no change before the restart");
+        assert!(p.write(MII_BMCR, 0x9200), "the link renegotiates");
+        assert_eq!(p.read(MII_GIGA_PSSR), 0x7c00);
+        assert_eq!(p.read(MII_ISR), PHY_ISR_LINK_UP);
+        // Restarting with the same advertisement changes nothing.
+        assert!(!p.write(MII_BMCR, 0x1200));
+        // 10 half only.
+        p.write(MII_ADVERTISE, 0x0c21);
+        assert!(p.write(MII_BMCR, 0x1200));
+        assert_eq!(p.read(MII_GIGA_PSSR), 0x1c00);
+        // Nothing in common: no resolution.
+        p.write(MII_ADVERTISE, 0x0c01);
+        assert_eq!(p.resolved(), None);
     }
 
     #[test]

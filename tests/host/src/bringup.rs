@@ -201,3 +201,36 @@ fn moderation_is_applied_live() {
     let mac = regs::MAC_CTRL(io.read32(regs::MAC_CTRL::OFFSET));
     assert!(mac.bit(regs::MAC_CTRL::TX_EN) && mac.bit(regs::MAC_CTRL::RX_EN));
 }
+
+#[test]
+fn forced_speed_renegotiates() {
+    use hw::link_mode as m;
+    let io = ModelIo::new(Personality::Ar8151);
+    let (hw, _, _) = bring_up(&io);
+    hw.restart_autoneg(&io, m::T100_FULL).expect("MDIO answers");
+    // The PHY renegotiated 100 full and signalled it (ISR_GPHY, through its IER).
+    assert!(io.read32(regs::ISR::OFFSET) & regs::ISR::GPHY.mask() != 0);
+    assert!(hw.link_up(&io).expect("MDIO answers"));
+    assert_eq!(
+        hw.link(&io).expect("resolved"),
+        Link {
+            speed: 100,
+            full_duplex: true
+        }
+    );
+    // Everything again: back to 1000 full.
+    hw.restart_autoneg(&io, m::AUTONEG).expect("MDIO answers");
+    assert_eq!(hw.link(&io).expect("resolved").speed, 1000);
+}
+
+#[test]
+fn no_eeprom_on_the_model() {
+    for p in [Personality::Ar8151, Personality::Mikrotik] {
+        let io = ModelIo::new(p);
+        let (hw, _, _) = bring_up(&io);
+        // atl1c_check_eeprom_exist: neither TWSI nor OTP reports one, so ethtool -e is
+        // unsupported; a read would not be answered.
+        assert!(!hw.eeprom_exists(&io));
+        assert_eq!(hw.read_eeprom(&io, 2), None, "misaligned");
+    }
+}

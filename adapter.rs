@@ -8,11 +8,16 @@ use core::sync::atomic::{
     AtomicU16,
     AtomicU32,
     AtomicU64,
+    AtomicUsize,
     Ordering, //
 };
 
 use kernel::{
-    device::Core,
+    device::{
+        Bound,
+        Core,
+        Device, //
+    },
     dma::Coherent,
     dma_read,
     dma_write,
@@ -24,6 +29,7 @@ use kernel::{
 
 use crate::{
     hw::{
+        self,
         Hw,
         Link,
         NicType,
@@ -60,10 +66,16 @@ use crate::{
     Regs, //
 };
 
-/// TPDs per tx ring (the C driver's default).
-const TPD_COUNT: u16 = 1024;
-/// RFDs (and RRDs) per rx ring.
-const RFD_COUNT: u16 = 512;
+/// TPDs per tx ring by default (the C driver's).
+const TPD_DEFAULT: u16 = 1024;
+/// RFDs (and RRDs) per rx ring by default.
+const RFD_DEFAULT: u16 = 512;
+/// Smallest ring `ethtool -G` accepts: room for a few largest frames.
+pub(crate) const RING_MIN: u32 = 64;
+/// Largest tx ring (`TPD_RING_SIZE` holds 16 bits; 64 KiB of descriptors).
+pub(crate) const TPD_MAX: u32 = 4096;
+/// Largest rx ring (`RFD_RING_SIZE` and `RRD_RING_SIZE` hold 12 bits).
+pub(crate) const RFD_MAX: u32 = 4095;
 /// Most TPDs one skb takes: head (split for TSO), frags, the LSO v2 extension.
 const MAX_TPD_PER_SKB: u32 = 17 + 3;
 /// Stop the queue below this many free TPDs, wake it at twice as many.
@@ -73,12 +85,14 @@ const TX_START: u32 = 2 * MAX_TPD_PER_SKB;
 const RX_BUF_MIN: u32 = 1518 + 4;
 /// `ETH_HLEN`.
 const ETH_HLEN: u32 = 14;
+/// `MAX_TSO_FRAME_SIZE`: largest MTU with TSO on the gigabit chips.
+const MAX_TSO_FRAME_SIZE: u32 = 7 * 1024;
 /// MAC statistics registers.
 const MAC_STATS: usize = regs::stats::RX_COUNT + regs::stats::TX_COUNT;
 /// Index of `rx_rrd_ov` (frames dropped for lack of an RFD) in the MAC statistics.
-const RX_RRD_OV: usize = 19;
+const RX_RRD_OV: usize = regs::stats::index("rx_rrd_ov");
 /// Index of `rx_rxf_ov` (rx FIFO overflow).
-const RX_RXF_OV: usize = 18;
+const RX_RXF_OV: usize = regs::stats::index("rx_rxf_ov");
 
 /// `NETIF_F_*` bits.
 mod features {
@@ -103,19 +117,40 @@ struct TxRing {
     bufs: KVec<Option<TxBuf>>,
 }
 
+impl TxRing {
+    /// An empty ring of `count` TPDs.
+    fn new(dev: &Device<Bound>, count: u16) -> Result<Self> {
+        let desc = Coherent::<[u8; TPD_SIZE]>::zeroed_slice(dev, count.into(), GFP_KERNEL)?;
+        let mut bufs = KVec::with_capacity(count.into(), GFP_KERNEL)?;
+        for _ in 0..count {
+            bufs.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self { desc, bufs })
+    }
+}
+
 /// Indices of a tx ring that the BQL stop/wake checks read without the ring lock.
 struct TxIdx {
-    ring: RingIndex,
+    /// Ring size; changes only while the interface is down (rings replaced).
+    count: AtomicU16,
     next_to_use: AtomicU16,
     next_to_clean: AtomicU16,
 }
 
+impl TxIdx {
+    fn ring(&self) -> Option<RingIndex> {
+        RingIndex::new(self.count.load(Ordering::Acquire))
+    }
+}
+
 impl TxAvail for TxIdx {
     fn avail(&self) -> u32 {
-        u32::from(self.ring.free(
-            self.next_to_use.load(Ordering::Acquire),
-            self.next_to_clean.load(Ordering::Acquire),
-        ))
+        self.ring().map_or(0, |r| {
+            u32::from(r.free(
+                self.next_to_use.load(Ordering::Acquire),
+                self.next_to_clean.load(Ordering::Acquire),
+            ))
+        })
     }
 }
 
@@ -129,12 +164,34 @@ struct RxRing {
     rfd: Coherent<[[u8; RFD_SIZE]]>,
     rrd: Coherent<[[u8; RRD_SIZE]]>,
     bufs: KVec<Option<RxBuf>>,
+    /// RFD and RRD ring size.
+    ring: RingIndex,
     rfd_next_to_use: u16,
     rfd_next_to_clean: u16,
     rrd_next_to_clean: u16,
 }
 
 impl RxRing {
+    /// An empty queue of `count` RFDs and RRDs.
+    fn new(dev: &Device<Bound>, count: u16) -> Result<Self> {
+        let ring = RingIndex::new(count).ok_or(EINVAL)?;
+        let rfd = Coherent::<[u8; RFD_SIZE]>::zeroed_slice(dev, count.into(), GFP_KERNEL)?;
+        let rrd = Coherent::<[u8; RRD_SIZE]>::zeroed_slice(dev, count.into(), GFP_KERNEL)?;
+        let mut bufs = KVec::with_capacity(count.into(), GFP_KERNEL)?;
+        for _ in 0..count {
+            bufs.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            rfd,
+            rrd,
+            bufs,
+            ring,
+            rfd_next_to_use: 0,
+            rfd_next_to_clean: 0,
+            rrd_next_to_clean: 0,
+        })
+    }
+
     /// The RRD at `i`, as the device wrote it.
     fn read_rrd(&self, i: usize) -> Result<Rrd> {
         Ok(Rrd::from_bytes(&dma_read!(self.rrd, [try: i])))
@@ -154,15 +211,27 @@ struct QueueStats {
     bytes: AtomicU64,
     dropped: AtomicU64,
     errors: AtomicU64,
+    /// Tx: producer-index writes.
     doorbells: AtomicU64,
+    /// Rx: NAPI polls that completed, i.e. interrupts served (DIM's event count).
+    completions: AtomicU64,
+    /// Tx: times the queue was stopped for lack of descriptors.
+    stops: AtomicU64,
 }
 
 /// One atl1c-family NIC.
 pub(crate) struct Adapter<'a> {
     bar: Bar0<'a>,
+    /// The bound device, for ring (re)allocation.
+    pdev: &'a Device<Bound>,
     dma: DmaDev,
     nic: NicType,
-    queues: usize,
+    /// PCI device id.
+    device_id: u16,
+    /// Queue pairs the chip has (rings are allocated for all of them).
+    max_queues: usize,
+    /// Queue pairs in use (`ethtool -L`); changes only while the interface is down.
+    queues: AtomicUsize,
     /// Chip settings (read-only after probe).
     hw: Hw,
     /// The link as last programmed into the MAC. MDIO users are serialised by construction:
@@ -173,6 +242,8 @@ pub(crate) struct Adapter<'a> {
     tx: KVec<Pin<KBox<SpinLock<TxRing>>>>,
     tx_idx: KVec<TxIdx>,
     rx: KVec<Pin<KBox<SpinLock<RxRing>>>>,
+    /// RFDs per rx ring (`ethtool -G rx`).
+    rx_count: AtomicU16,
     tx_stats: KVec<QueueStats>,
     rx_stats: KVec<QueueStats>,
     /// Frames the device reported with a malformed RRD (dropped, never trusted).
@@ -186,39 +257,51 @@ pub(crate) struct Adapter<'a> {
     reset_pending: AtomicBool,
     napi: netdev::NapiSet,
     rx_csum: AtomicBool,
-    intr_mask: u32,
+    intr_mask: AtomicU32,
+    /// Interrupt moderation in timer units (2 us): tx, rx (`ethtool -C`).
+    tx_imt: AtomicU16,
+    rx_imt: AtomicU16,
+    /// Serialises moderation updates (ethtool, the DIM work item).
+    moderation_lock: Pin<KBox<SpinLock<()>>>,
+    /// Adaptive rx moderation (DIM) on.
+    adaptive_rx: AtomicBool,
+    /// The rx moderation DIM chose last (timer units).
+    dim_rx_imt: AtomicU16,
+    /// `ethtool -s msglvl` (`NETIF_MSG_*`).
+    msg_enable: AtomicU32,
+    /// Enabled Wake-on-LAN options (`WAKE_*`).
+    wol: AtomicU32,
+    /// Link modes advertised by autonegotiation (legacy `ADVERTISED_*`), AR8151.
+    advertising: AtomicU32,
 }
+
+/// `NETIF_MSG_DRV | NETIF_MSG_PROBE | NETIF_MSG_LINK`, the C driver's default.
+const MSG_DEFAULT: u32 = 0x1 | 0x2 | 0x4;
 
 impl<'a> Adapter<'a> {
     /// Allocates the rings for `nic` on `pdev`.
     pub(crate) fn new(
-        pdev: &pci::Device<Core<'_>>,
+        pdev: &'a pci::Device<Core<'_>>,
         bar: Bar0<'a>,
         nic: NicType,
         revision: u8,
     ) -> Result<Pin<KBox<Self>>> {
-        let queues = nic.queues();
-        let dev = pdev.as_ref();
+        let max_queues = nic.queues();
+        let dev: &'a Device<Bound> = pdev.as_ref();
         let mut tx = KVec::new();
         let mut tx_idx = KVec::new();
         let mut rx = KVec::new();
         let mut tx_stats = KVec::new();
         let mut rx_stats = KVec::new();
-        let tpd_ring = RingIndex::new(TPD_COUNT).ok_or(EINVAL)?;
         // The hardware always has the PRI0 and PRI1 TPD rings: give both memory.
-        for _ in 0..queues.max(2) {
-            let desc = Coherent::<[u8; TPD_SIZE]>::zeroed_slice(dev, TPD_COUNT.into(), GFP_KERNEL)?;
-            let mut bufs = KVec::with_capacity(TPD_COUNT.into(), GFP_KERNEL)?;
-            for _ in 0..TPD_COUNT {
-                bufs.push(None, GFP_KERNEL)?;
-            }
+        for _ in 0..max_queues.max(2) {
             tx.push(
-                KBox::pin_init(new_spinlock!(TxRing { desc, bufs }), GFP_KERNEL)?,
+                KBox::pin_init(new_spinlock!(TxRing::new(dev, TPD_DEFAULT)?), GFP_KERNEL)?,
                 GFP_KERNEL,
             )?;
             tx_idx.push(
                 TxIdx {
-                    ring: tpd_ring,
+                    count: AtomicU16::new(TPD_DEFAULT),
                     next_to_use: AtomicU16::new(0),
                     next_to_clean: AtomicU16::new(0),
                 },
@@ -226,49 +309,34 @@ impl<'a> Adapter<'a> {
             )?;
             tx_stats.push(QueueStats::default(), GFP_KERNEL)?;
         }
-        for _ in 0..queues {
-            let rfd = Coherent::<[u8; RFD_SIZE]>::zeroed_slice(dev, RFD_COUNT.into(), GFP_KERNEL)?;
-            let rrd = Coherent::<[u8; RRD_SIZE]>::zeroed_slice(dev, RFD_COUNT.into(), GFP_KERNEL)?;
-            let mut bufs = KVec::with_capacity(RFD_COUNT.into(), GFP_KERNEL)?;
-            for _ in 0..RFD_COUNT {
-                bufs.push(None, GFP_KERNEL)?;
-            }
+        for _ in 0..max_queues {
             rx.push(
-                KBox::pin_init(
-                    new_spinlock!(RxRing {
-                        rfd,
-                        rrd,
-                        bufs,
-                        rfd_next_to_use: 0,
-                        rfd_next_to_clean: 0,
-                        rrd_next_to_clean: 0,
-                    }),
-                    GFP_KERNEL,
-                )?,
+                KBox::pin_init(new_spinlock!(RxRing::new(dev, RFD_DEFAULT)?), GFP_KERNEL)?,
                 GFP_KERNEL,
             )?;
             rx_stats.push(QueueStats::default(), GFP_KERNEL)?;
         }
-        let mut intr_mask = regs::IMR_NORMAL_MASK;
-        for q in 0..queues {
-            intr_mask |= regs::ISR_TX_PKT[q] | regs::ISR_RX_PKT[q];
-        }
         let mut hw = Hw::new(nic, revision);
         hw.hibernate = false;
+        let (tx_imt, rx_imt) = (hw.tx_imt, hw.rx_imt);
         let link = KBox::pin_init(new_spinlock!(None), GFP_KERNEL)?;
         let mac_stats = KBox::pin_init(new_spinlock!([0u64; MAC_STATS]), GFP_KERNEL)?;
         let this = KBox::new(
             Self {
                 bar,
+                pdev: dev,
                 dma: DmaDev::new(pdev),
                 nic,
-                queues,
+                device_id: pdev.device_id(),
+                max_queues,
+                queues: AtomicUsize::new(max_queues),
                 hw,
                 link,
                 rx_buf_len: AtomicU32::new(RX_BUF_MIN),
                 tx,
                 tx_idx,
                 rx,
+                rx_count: AtomicU16::new(RFD_DEFAULT),
                 tx_stats,
                 rx_stats,
                 rx_bad_rrd: AtomicU64::new(0),
@@ -278,20 +346,42 @@ impl<'a> Adapter<'a> {
                 reset_pending: AtomicBool::new(false),
                 napi: netdev::NapiSet::new(),
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
-                intr_mask,
+                intr_mask: AtomicU32::new(Self::intr_mask_for(max_queues)),
+                tx_imt: AtomicU16::new(tx_imt),
+                rx_imt: AtomicU16::new(rx_imt),
+                moderation_lock: KBox::pin_init(new_spinlock!(()), GFP_KERNEL)?,
+                adaptive_rx: AtomicBool::new(false),
+                dim_rx_imt: AtomicU16::new(rx_imt),
+                msg_enable: AtomicU32::new(MSG_DEFAULT),
+                wol: AtomicU32::new(0),
+                advertising: AtomicU32::new(hw::link_mode::AUTONEG),
             },
             GFP_KERNEL,
         )?;
         Ok(KBox::into_pin(this))
     }
 
+    /// The interrupts to enable with `queues` queue pairs.
+    fn intr_mask_for(queues: usize) -> u32 {
+        let mut m = regs::IMR_NORMAL_MASK;
+        for q in 0..queues.min(regs::ISR_TX_PKT.len()) {
+            m |= regs::ISR_TX_PKT[q] | regs::ISR_RX_PKT[q];
+        }
+        m
+    }
+
     fn io(&self) -> Regs<'_> {
         Regs(&self.bar)
     }
 
-    /// Number of queue pairs.
-    pub(crate) fn queues(&self) -> usize {
-        self.queues
+    /// Number of queue pairs the chip has.
+    pub(crate) fn max_queues(&self) -> usize {
+        self.max_queues
+    }
+
+    /// Queue pairs in use.
+    fn queues(&self) -> usize {
+        self.queues.load(Ordering::Acquire)
     }
 
     /// Features to offer for this chip.
@@ -337,6 +427,36 @@ impl<'a> Adapter<'a> {
         self.tx_stats[q].doorbells.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The NAPI instances of the queues in use: rx `0..queues`, tx `max_queues + q`.
+    fn active_napis(&self) -> impl Iterator<Item = Napi> + '_ {
+        let n = self.queues();
+        Iterator::chain(0..n, self.max_queues..self.max_queues + n).filter_map(|i| self.napi.get(i))
+    }
+
+    /// The moderation to program (timer units): the `ethtool -C` values, with DIM's current
+    /// rx choice while adaptive-rx is on.
+    fn moderation(&self) -> (u16, u16) {
+        let tx = self.tx_imt.load(Ordering::Relaxed);
+        let rx = if self.adaptive_rx.load(Ordering::Relaxed) {
+            self.dim_rx_imt.load(Ordering::Relaxed)
+        } else {
+            self.rx_imt.load(Ordering::Relaxed)
+        };
+        (tx, rx)
+    }
+
+    /// Feeds DIM the rx totals of the queues in use.
+    fn dim_sample(&self) {
+        let (mut events, mut packets, mut bytes) = (0u64, 0u64, 0u64);
+        for s in self.rx_stats.iter().take(self.queues()) {
+            events += s.completions.load(Ordering::Relaxed);
+            packets += s.packets.load(Ordering::Relaxed);
+            bytes += s.bytes.load(Ordering::Relaxed);
+        }
+        // CAST: DIM counts events modulo 2^16.
+        self.napi.dim_sample(events as u16, packets, bytes);
+    }
+
     fn read16(&self, off: usize) -> u16 {
         let v = self.io().read32(off & !3);
         // CAST: one half of the dword.
@@ -348,7 +468,7 @@ impl<'a> Adapter<'a> {
             return Err(EINVAL);
         };
         let mut r = lock.lock();
-        let ring = RingIndex::new(RFD_COUNT).ok_or(EINVAL)?;
+        let ring = r.ring;
         let mut filled = false;
         loop {
             let ntu = r.rfd_next_to_use;
@@ -399,7 +519,7 @@ impl<'a> Adapter<'a> {
         r.rfd_next_to_use = 0;
         r.rfd_next_to_clean = 0;
         r.rrd_next_to_clean = 0;
-        for i in 0..usize::from(RFD_COUNT) {
+        for i in 0..usize::from(r.ring.count()) {
             let _ = r.clear_rrd(i);
         }
     }
@@ -435,7 +555,7 @@ impl<'a> Adapter<'a> {
         let io = self.io();
         let hw = &self.hw;
         if self.nic == NicType::Mt {
-            io.modify(|r: regs::MT_MODE| r.with_bit(regs::MT_MODE::Q4, self.queues == 4));
+            io.modify(|r: regs::MT_MODE| r.with_bit(regs::MT_MODE::Q4, self.queues() == 4));
         }
         io.modify(|r: regs::MASTER_CTRL| {
             r.with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, false)
@@ -453,7 +573,8 @@ impl<'a> Adapter<'a> {
             // CAST: the 32-bit DMA mask guarantees the address fits.
             io.write32(queue::TPD_ADDR_LO[q], t.desc.dma_handle() as u32);
         }
-        io.write(regs::TPD_RING_SIZE(u32::from(TPD_COUNT)));
+        let tpds = self.tx_idx.first().map_or(TPD_DEFAULT, |i| i.count.load(Ordering::Acquire));
+        io.write(regs::TPD_RING_SIZE(u32::from(tpds)));
         io.write(regs::RX_BASE_ADDR_HI(0));
         for (q, lock) in self.rx.iter().enumerate() {
             let r = lock.lock();
@@ -461,18 +582,20 @@ impl<'a> Adapter<'a> {
             io.write32(queue::RFD_HEAD_ADDR_LO[q], r.rfd.dma_handle() as u32);
             io.write32(queue::RRD_HEAD_ADDR_LO[q], r.rrd.dma_handle() as u32);
         }
-        io.write(regs::RFD_RING_SIZE(u32::from(RFD_COUNT)));
+        let rfds = self.rx_count.load(Ordering::Acquire);
+        io.write(regs::RFD_RING_SIZE(u32::from(rfds)));
         io.write(regs::RX_BUF_SIZE(self.rx_buf_len.load(Ordering::Relaxed)));
-        io.write(regs::RRD_RING_SIZE(u32::from(RFD_COUNT)));
+        io.write(regs::RRD_RING_SIZE(u32::from(rfds)));
         io.write(regs::LOAD_PTR(1));
+        let (tx_imt, rx_imt) = self.moderation();
         io.write(
             regs::IRQ_MODRT_TIMER_INIT::default()
-                .with_field(regs::IRQ_MODRT_TIMER_INIT::TX, u32::from(hw.tx_imt))
-                .with_field(regs::IRQ_MODRT_TIMER_INIT::RX, u32::from(hw.rx_imt)),
+                .with_field(regs::IRQ_MODRT_TIMER_INIT::TX, u32::from(tx_imt))
+                .with_field(regs::IRQ_MODRT_TIMER_INIT::RX, u32::from(rx_imt)),
         );
         io.modify(|r: regs::MASTER_CTRL| {
-            r.with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, true)
-                .with_bit(regs::MASTER_CTRL::RX_ITIMER_EN, true)
+            r.with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, tx_imt != 0)
+                .with_bit(regs::MASTER_CTRL::RX_ITIMER_EN, rx_imt != 0)
                 .with_bit(regs::MASTER_CTRL::SA_TIMER_EN, true)
         });
         io.write(regs::SMB_STAT_TIMER(hw.smb_timer));
@@ -538,7 +661,7 @@ impl<'a> Adapter<'a> {
 
     fn tx_frame(&self, dev: NetDev, mut skb: SkBuff, more: bool) {
         let info = skb.info();
-        let q = (info.queue as usize).min(self.queues - 1);
+        let q = (info.queue as usize).min(self.queues().saturating_sub(1));
         let (Some(lock), Some(idx), Some(txq)) =
             (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
         else {
@@ -546,7 +669,11 @@ impl<'a> Adapter<'a> {
             return;
         };
         let mut t = lock.lock();
-        let ring = idx.ring;
+        let Some(ring) = idx.ring() else {
+            drop(t);
+            skb.drop_reason(DropReason::NotSpecified);
+            return;
+        };
         let ntu0 = idx.next_to_use.load(Ordering::Relaxed);
         let offload = ring::TxOffload {
             gso_size: info.gso_size,
@@ -679,7 +806,9 @@ impl<'a> Adapter<'a> {
         self.tx_stats[q].bytes.fetch_add(wire, Ordering::Relaxed);
         // Stop before the ring can fill; a stopped queue makes `sent` ring the doorbell, so
         // nothing is held back behind xmit_more.
-        txq.maybe_stop(idx, TX_STOP, TX_START);
+        if !txq.maybe_stop(idx, TX_STOP, TX_START) {
+            self.tx_stats[q].stops.fetch_add(1, Ordering::Relaxed);
+        }
         if txq.sent(len, more) {
             self.doorbell(q, ntu);
         }
@@ -702,7 +831,9 @@ impl<'a> Adapter<'a> {
         };
         let hw_cons = self.read16(queue::TPD_CIDX[q]);
         let mut t = lock.lock();
-        let ring = idx.ring;
+        let Some(ring) = idx.ring() else {
+            return 0;
+        };
         let ntu = idx.next_to_use.load(Ordering::Acquire);
         let mut ntc = idx.next_to_clean.load(Ordering::Relaxed);
         if !ring.valid_consumer(hw_cons, ntu, ntc) {
@@ -736,12 +867,9 @@ impl<'a> Adapter<'a> {
         let mt = self.nic == NicType::Mt;
         let csum = self.rx_csum.load(Ordering::Relaxed);
         let mut done = 0;
-        let rfd_ring = RingIndex::new(RFD_COUNT);
-        let Some(ring) = rfd_ring else {
-            return 0;
-        };
         while done < budget {
             let mut r = lock.lock();
+            let ring = r.ring;
             let ri = usize::from(r.rrd_next_to_clean);
             let Ok(rrd) = r.read_rrd(ri) else {
                 break;
@@ -755,13 +883,14 @@ impl<'a> Adapter<'a> {
             r.rfd_next_to_clean = ring.next(expected);
             let buf = r.bufs.get_mut(usize::from(expected)).and_then(Option::take);
             drop(r);
+            let count = ring.count();
             done += 1;
             let Some(buf) = buf else {
                 self.rx_bad_rrd.fetch_add(1, Ordering::Relaxed);
                 continue;
             };
             // CAST: rx buffers are below 16 KiB.
-            let checked = ring::check_rrd(&rrd, RFD_COUNT, expected, buf_len as u16, mt);
+            let checked = ring::check_rrd(&rrd, count, expected, buf_len as u16, mt);
             // Sync only what the device wrote (frame and FCS) when the RRD can be trusted.
             let used = checked
                 .map(|f| u32::from(f.len) + u32::from(ring::ETH_FCS_LEN))
@@ -805,21 +934,21 @@ impl netdev::IrqHandler for Adapter<'_> {
     fn handle(&self) -> bool {
         let io = self.io();
         let isr = io.read::<regs::ISR>().raw();
-        let status = isr & self.intr_mask;
+        let status = isr & self.intr_mask.load(Ordering::Relaxed);
         if status == 0 || isr & regs::ISR::DIS_INT.mask() != 0 {
             return false;
         }
         // Ack what we saw and hold further interrupts while scheduling.
         io.write(regs::ISR(status | regs::ISR::DIS_INT.mask()));
         if self.up.load(Ordering::Acquire) {
-            for q in 0..self.queues {
+            for q in 0..self.queues().min(regs::ISR_RX_PKT.len()) {
                 if status & regs::ISR_RX_PKT[q] != 0 {
                     if let Some(n) = self.napi.get(q) {
                         n.schedule();
                     }
                 }
                 if status & regs::ISR_TX_PKT[q] != 0 {
-                    if let Some(n) = self.napi.get(self.queues + q) {
+                    if let Some(n) = self.napi.get(self.max_queues + q) {
                         n.schedule();
                     }
                 }
@@ -859,11 +988,11 @@ impl netdev::NetDevOps for Adapter<'_> {
             for q in 0..self.tx.len() {
                 self.tx_clean_ring(dev, q);
             }
-            for q in 0..self.queues {
+            for q in 0..self.rx.len() {
                 self.rx_clean_ring(q);
             }
             self.configure(mtu)?;
-            for q in 0..self.queues {
+            for q in 0..self.queues() {
                 self.rx_fill(dev, None, q, buf_len)?;
             }
             // Link first: MDIO belongs to open until NAPI is enabled.
@@ -871,13 +1000,14 @@ impl netdev::NetDevOps for Adapter<'_> {
             Ok(())
         })?;
         self.up.store(true, Ordering::Release);
-        for i in 0..2 * self.queues {
-            if let Some(n) = self.napi.get(i) {
-                n.enable();
-            }
+        for n in self.active_napis() {
+            n.enable();
+        }
+        if self.adaptive_rx.load(Ordering::Relaxed) {
+            self.napi.dim_restart();
         }
         io.write(regs::ISR(0x7fff_ffff));
-        io.write(regs::IMR(self.intr_mask));
+        io.write(regs::IMR(self.intr_mask.load(Ordering::Relaxed)));
         io.flush();
         dev.start_queues();
         Ok(())
@@ -890,11 +1020,10 @@ impl netdev::NetDevOps for Adapter<'_> {
         io.write(regs::IMR(0));
         io.write(regs::ISR(regs::ISR::DIS_INT.mask()));
         io.flush();
-        for i in 0..2 * self.queues {
-            if let Some(n) = self.napi.get(i) {
-                n.disable();
-            }
+        for n in self.active_napis() {
+            n.disable();
         }
+        self.napi.dim_cancel();
         let _ = self.hw.reset_mac(&io);
         dev.carrier_off();
         netdev::bh_disabled(|| {
@@ -902,7 +1031,7 @@ impl netdev::NetDevOps for Adapter<'_> {
             for q in 0..self.tx.len() {
                 self.tx_clean_ring(dev, q);
             }
-            for q in 0..self.queues {
+            for q in 0..self.rx.len() {
                 self.rx_clean_ring(q);
             }
         });
@@ -928,14 +1057,7 @@ impl netdev::NetDevOps for Adapter<'_> {
         s.rx_errors += self.rx_bad_rrd.load(Ordering::Relaxed);
         // What only the MAC sees: frames it dropped for lack of an RFD or FIFO space.
         // The counters clear on read, so every read is accumulated under the lock.
-        let io = self.io();
-        let acc = netdev::bh_disabled(|| {
-            let mut acc = self.mac_stats.lock();
-            for (i, a) in acc.iter_mut().enumerate() {
-                *a += u64::from(io.read32(regs::stats::RX_BIN + 4 * i));
-            }
-            *acc
-        });
+        let acc = self.mac_counters();
         s.rx_dropped += acc[RX_RRD_OV];
         s.rx_fifo_errors += acc[RX_RXF_OV];
     }
@@ -968,6 +1090,8 @@ impl netdev::NetDevOps for Adapter<'_> {
         if running {
             self.open(dev)?;
         }
+        // TSO depends on the MTU on the gigabit chips (fix_features).
+        dev.update_features();
         Ok(())
     }
 
@@ -1014,14 +1138,17 @@ impl netdev::NetDevOps for Adapter<'_> {
     }
 
     fn poll(&self, dev: NetDev, napi: Napi, index: usize, budget: i32) -> i32 {
-        if index < self.queues {
+        if index < self.max_queues {
             let done = self.rx_poll(dev, &napi, index, budget);
-            if done < budget {
-                napi.complete_done(done);
+            if done < budget && napi.complete_done(done) {
+                self.rx_stats[index].completions.fetch_add(1, Ordering::Relaxed);
+                if self.adaptive_rx.load(Ordering::Relaxed) {
+                    self.dim_sample();
+                }
             }
             return done;
         }
-        let q = index - self.queues;
+        let q = index - self.max_queues;
         let n = self.tx_complete(dev, q, budget);
         // CAST: at most the ring size.
         let n = (n as i32).min(budget);
@@ -1035,13 +1162,487 @@ impl netdev::NetDevOps for Adapter<'_> {
         &self.napi
     }
 
+    fn fix_features(&self, dev: NetDev, features: u64) -> u64 {
+        // atl1c_fix_features: the gigabit chips cannot segment frames above 7 KiB.
+        if self.nic != NicType::Mt && dev.mtu() > MAX_TSO_FRAME_SIZE {
+            return features & !(features::TSO | features::TSO6);
+        }
+        features
+    }
+
+    fn set_features(&self, _dev: NetDev, features: u64) -> Result {
+        // Tx offloads are per frame (the stack stops asking for them); rx checksumming
+        // decides whether the Mikrotik NIC's verdict is used.
+        self.rx_csum
+            .store(features & features::RXCSUM != 0, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// `ethtool -d` dump: the C driver's layout (`atl1c_get_regs`), 74 dwords, version 1.
+const REGS_DUMP: [usize; 22] = [
+    regs::PM_CTRL::OFFSET,
+    regs::MAC_HALF_DUPLX_CTRL::OFFSET,
+    regs::TWSI_CTRL::OFFSET,
+    regs::PCIE_DEV_MISC_CTRL::OFFSET,
+    regs::MASTER_CTRL::OFFSET,
+    regs::MANUAL_TIMER_INIT::OFFSET,
+    regs::IRQ_MODRT_TIMER_INIT::OFFSET,
+    regs::GPHY_CTRL::OFFSET,
+    // REG_LINK_CTRL: the PCIe link control register, mirrored at the start of BAR0.
+    0x68,
+    regs::IDLE_STATUS::OFFSET,
+    regs::MDIO_CTRL::OFFSET,
+    regs::SERDES::OFFSET,
+    regs::MAC_CTRL::OFFSET,
+    regs::MAC_IPG_IFG::OFFSET,
+    regs::MAC_STA_ADDR::OFFSET,
+    regs::MAC_STA_ADDR::OFFSET + 4,
+    regs::RX_HASH_TABLE::OFFSET,
+    regs::RX_HASH_TABLE::OFFSET + 4,
+    regs::RXQ_CTRL::OFFSET,
+    regs::TXQ_CTRL::OFFSET,
+    regs::MTU::OFFSET,
+    regs::WOL_CTRL::OFFSET,
+];
+/// `AT_REGS_LEN` in dwords; the PHY's BMCR and BMSR are the last two.
+const REGS_LEN: usize = 74;
+/// `AT_EEPROM_LEN`.
+const EEPROM_LEN: usize = 512;
+/// `WAKE_PHY | WAKE_MAGIC`: what the chip can wake on (`atl1c_get_wol`).
+const WOL_SUPPORTED: u32 = (1 << 0) | (1 << 5);
+/// Per-queue `ethtool -S` counters: tx then rx.
+const TX_QUEUE_STATS: [&str; 7] = [
+    "packets", "bytes", "dropped", "errors", "doorbells", "frames_per_doorbell", "stopped",
+];
+const RX_QUEUE_STATS: [&str; 4] = ["packets", "bytes", "errors", "irqs"];
+
+impl Adapter<'_> {
+    /// Programs the current moderation (`ethtool -C`, DIM) without touching anything else.
+    fn apply_moderation(&self) {
+        let _guard = self.moderation_lock.lock();
+        let (tx, rx) = self.moderation();
+        self.hw.set_moderation(&self.io(), tx, rx);
+    }
+
+    /// The MAC counters, accumulated (reading them clears the hardware's).
+    fn mac_counters(&self) -> [u64; MAC_STATS] {
+        let io = self.io();
+        netdev::bh_disabled(|| {
+            let mut acc = self.mac_stats.lock();
+            for (i, a) in acc.iter_mut().enumerate() {
+                *a += u64::from(io.read32(regs::stats::RX_BIN + 4 * i));
+            }
+            *acc
+        })
+    }
+
+    /// Replaces every ring with one of the new size (interface down). On failure the old
+    /// rings stay.
+    fn resize_rings(&self, rx: u16, tx: u16) -> Result {
+        let mut new_tx = KVec::new();
+        for _ in 0..self.tx.len() {
+            new_tx.push(TxRing::new(self.pdev, tx)?, GFP_KERNEL)?;
+        }
+        let mut new_rx = KVec::new();
+        for _ in 0..self.rx.len() {
+            new_rx.push(RxRing::new(self.pdev, rx)?, GFP_KERNEL)?;
+        }
+        // Swap under the locks (shared with NAPI: softirqs off); free the old rings after,
+        // outside the atomic section.
+        let mut old_tx = KVec::new();
+        let mut old_rx = KVec::new();
+        old_tx.reserve(self.tx.len(), GFP_KERNEL)?;
+        old_rx.reserve(self.rx.len(), GFP_KERNEL)?;
+        netdev::bh_disabled(|| {
+            for ((lock, idx), mut ring) in self.tx.iter().zip(&self.tx_idx).zip(new_tx.drain_all()) {
+                core::mem::swap(&mut *lock.lock(), &mut ring);
+                idx.count.store(tx, Ordering::Release);
+                idx.next_to_use.store(0, Ordering::Release);
+                idx.next_to_clean.store(0, Ordering::Release);
+                let _ = old_tx.push(ring, GFP_ATOMIC);
+            }
+            for (lock, mut ring) in self.rx.iter().zip(new_rx.drain_all()) {
+                core::mem::swap(&mut *lock.lock(), &mut ring);
+                let _ = old_rx.push(ring, GFP_ATOMIC);
+            }
+            self.rx_count.store(rx, Ordering::Release);
+        });
+        drop(old_tx);
+        drop(old_rx);
+        Ok(())
+    }
+
+    /// Runs `f` with the interface stopped if it is running, then brings it back up.
+    fn with_down(&self, dev: NetDev, f: impl FnOnce() -> netdev::ExtResult) -> netdev::ExtResult {
+        let running = self.up.load(Ordering::Acquire);
+        if running {
+            netdev::NetDevOps::stop(self, dev);
+        }
+        let r = f();
+        if running {
+            netdev::NetDevOps::open(self, dev)?;
+        }
+        r
+    }
+}
+
+impl netdev::EthtoolOps for Adapter<'_> {
+    const NAME: &'static CStr = c"atl1c_rs";
+
     fn link_info(&self, dev: NetDev) -> netdev::LinkInfo {
+        use crate::hw::link_mode as m;
         let link = netdev::bh_disabled(|| *self.link.lock());
         let link = link.filter(|_| dev.carrier_ok());
+        let speed = link.map(|l| l.speed);
+        let (supported, advertising) = if self.nic.has_mdio_phy() {
+            let adv = self.hw.advertised_modes(self.advertising.load(Ordering::Relaxed));
+            (self.hw.supported_modes(0), adv | m::AUTONEG | m::TP)
+        } else {
+            let s = self.hw.supported_modes(speed.unwrap_or(0));
+            (s, s)
+        };
         netdev::LinkInfo {
-            speed: link.map(|l| l.speed),
+            speed,
             full_duplex: link.is_some_and(|l| l.full_duplex),
             autoneg: self.nic.has_mdio_phy(),
+            supported,
+            advertising,
+        }
+    }
+
+    fn set_link(&self, _dev: NetDev, req: netdev::LinkRequest) -> Result {
+        use crate::hw::link_mode as m;
+        if !self.nic.has_mdio_phy() {
+            // The Mikrotik card's rate is fixed by its firmware (MT_SPEED).
+            return Err(netdev::eopnotsupp());
+        }
+        let all = self.hw.advertised_modes(m::AUTONEG);
+        let adv = if req.autoneg {
+            let modes = req.advertising & all;
+            if modes == 0 {
+                return Err(EINVAL);
+            }
+            if modes == all {
+                m::AUTONEG
+            } else {
+                modes
+            }
+        } else {
+            // As the C driver: a forced mode is autonegotiated alone.
+            let mode = match (req.speed, req.full_duplex) {
+                (1000, true) => m::T1000_FULL,
+                (100, true) => m::T100_FULL,
+                (100, false) => m::T100_HALF,
+                (10, true) => m::T10_FULL,
+                (10, false) => m::T10_HALF,
+                _ => return Err(EINVAL),
+            };
+            if mode & all == 0 {
+                return Err(EINVAL);
+            }
+            mode
+        };
+        if self.advertising.swap(adv, Ordering::AcqRel) != adv {
+            // MDIO is serialised by RTNL (ethtool, open/stop and the link task hold it).
+            self.hw.restart_autoneg(&self.io(), adv).map_err(|_| EIO)?;
+        }
+        Ok(())
+    }
+
+    fn nway_reset(&self, _dev: NetDev) -> Result {
+        if !self.nic.has_mdio_phy() {
+            return Err(netdev::eopnotsupp());
+        }
+        let adv = self.advertising.load(Ordering::Acquire);
+        self.hw.restart_autoneg(&self.io(), adv).map_err(|_| EIO)
+    }
+
+    fn regs_len(&self) -> usize {
+        REGS_LEN
+    }
+
+    fn regs(&self, _dev: NetDev, out: &mut [u32]) -> u32 {
+        let io = self.io();
+        for (o, &off) in out.iter_mut().zip(REGS_DUMP.iter()) {
+            *o = io.read32(off);
+        }
+        // The PHY registers only where there is an MDIO PHY (never touch MDIO on Mikrotik).
+        if self.nic.has_mdio_phy() && out.len() == REGS_LEN {
+            use crate::hw::mii;
+            let bmcr = self.hw.read_phy(&io, mii::BMCR).unwrap_or(0);
+            let bmsr = self.hw.read_phy(&io, mii::BMSR).unwrap_or(0);
+            out[REGS_LEN - 2] = u32::from(bmcr);
+            out[REGS_LEN - 1] = u32::from(bmsr);
+        }
+        1
+    }
+
+    fn msglevel(&self) -> u32 {
+        self.msg_enable.load(Ordering::Relaxed)
+    }
+
+    fn set_msglevel(&self, level: u32) {
+        self.msg_enable.store(level, Ordering::Relaxed);
+    }
+
+    fn wol(&self) -> (u32, u32) {
+        (WOL_SUPPORTED, self.wol.load(Ordering::Relaxed))
+    }
+
+    fn set_wol(&self, opts: u32) -> Result {
+        if opts & !WOL_SUPPORTED != 0 {
+            return Err(netdev::eopnotsupp());
+        }
+        self.wol.store(opts, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn eeprom_len(&self) -> usize {
+        if self.hw.eeprom_exists(&self.io()) {
+            EEPROM_LEN
+        } else {
+            0
+        }
+    }
+
+    fn eeprom(&self, offset: usize, out: &mut [u8]) -> Result<u32> {
+        let end = offset.checked_add(out.len()).ok_or(EINVAL)?;
+        if out.is_empty() || end > EEPROM_LEN || !self.hw.eeprom_exists(&self.io()) {
+            return Err(EINVAL);
+        }
+        let io = self.io();
+        let first = offset & !3;
+        for (k, dword) in (first..end).step_by(4).enumerate() {
+            // CAST: below EEPROM_LEN.
+            let v = self.hw.read_eeprom(&io, dword as u32).ok_or(EIO)?;
+            for (j, b) in v.to_le_bytes().into_iter().enumerate() {
+                let at = first + 4 * k + j;
+                if at >= offset && at < end {
+                    if let Some(d) = out.get_mut(at - offset) {
+                        *d = b;
+                    }
+                }
+            }
+        }
+        // PCI vendor | device << 16, as the C driver.
+        Ok(0x1969 | (u32::from(self.device_id) << 16))
+    }
+
+    fn coalesce(&self) -> netdev::Coalesce {
+        netdev::Coalesce {
+            rx_usecs: hw::modrt_to_usecs(self.rx_imt.load(Ordering::Relaxed)),
+            tx_usecs: hw::modrt_to_usecs(self.tx_imt.load(Ordering::Relaxed)),
+            adaptive_rx: self.adaptive_rx.load(Ordering::Relaxed),
+        }
+    }
+
+    fn set_coalesce(&self, _dev: NetDev, c: netdev::Coalesce) -> netdev::ExtResult {
+        let rx = hw::usecs_to_modrt(c.rx_usecs).map_err(|_| {
+            netdev::ExtErr::inval(c"rx-usecs out of range: the timer counts 2 us in 16 bits, at most 131070")
+        })?;
+        let tx = hw::usecs_to_modrt(c.tx_usecs).map_err(|_| {
+            netdev::ExtErr::inval(c"tx-usecs out of range: the timer counts 2 us in 16 bits, at most 131070")
+        })?;
+        let was_adaptive = self.adaptive_rx.load(Ordering::Acquire);
+        if was_adaptive && !c.adaptive_rx {
+            self.napi.dim_cancel();
+        }
+        self.tx_imt.store(tx, Ordering::Relaxed);
+        self.rx_imt.store(rx, Ordering::Relaxed);
+        if c.adaptive_rx && !was_adaptive {
+            // Start from DIM's default profile.
+            self.napi.dim_restart();
+            if let Some(us) = self.napi.dim_profile_usecs() {
+                let imt = hw::usecs_to_modrt(us).unwrap_or(rx);
+                self.dim_rx_imt.store(imt, Ordering::Relaxed);
+            }
+        }
+        self.adaptive_rx.store(c.adaptive_rx, Ordering::Release);
+        self.apply_moderation();
+        Ok(())
+    }
+
+    fn rings(&self) -> netdev::Rings {
+        netdev::Rings {
+            rx_max: RFD_MAX,
+            tx_max: TPD_MAX,
+            rx: u32::from(self.rx_count.load(Ordering::Relaxed)),
+            tx: self
+                .tx_idx
+                .first()
+                .map_or(0, |i| u32::from(i.count.load(Ordering::Relaxed))),
+        }
+    }
+
+    fn set_rings(&self, dev: NetDev, rx: u32, tx: u32) -> netdev::ExtResult {
+        if rx < RING_MIN || tx < RING_MIN {
+            return Err(netdev::ExtErr::inval(c"rings need at least 64 descriptors"));
+        }
+        // The core already checked the maximums reported by get_ringparam.
+        let (Ok(rx), Ok(tx)) = (u16::try_from(rx), u16::try_from(tx)) else {
+            return Err(netdev::ExtErr::inval(c"ring too large"));
+        };
+        let cur = self.rings();
+        if u32::from(rx) == cur.rx && u32::from(tx) == cur.tx {
+            return Ok(());
+        }
+        self.with_down(dev, || {
+            self.resize_rings(rx, tx).map_err(|e| netdev::ExtErr {
+                err: e,
+                msg: c"cannot allocate the rings; the old ones stay",
+            })
+        })
+    }
+
+    fn channels(&self) -> netdev::Channels {
+        netdev::Channels {
+            // CAST: at most 4.
+            max_combined: self.max_queues as u32,
+            combined: self.queues() as u32,
+        }
+    }
+
+    fn set_channels(&self, dev: NetDev, combined: u32) -> netdev::ExtResult {
+        // The Mikrotik card spreads rx over all four queues in MT_MODE_4Q and uses one
+        // otherwise: those are the two settings there are.
+        if combined != 1 && combined as usize != self.max_queues {
+            return Err(netdev::ExtErr::inval(
+                c"the card runs 1 queue pair or all of them (MT_MODE_4Q)",
+            ));
+        }
+        if combined as usize == self.queues() {
+            return Ok(());
+        }
+        self.with_down(dev, || {
+            dev.set_real_num_queues(combined)?;
+            // CAST: 1 or max_queues, checked above.
+            let n = combined as usize;
+            self.queues.store(n, Ordering::Release);
+            self.intr_mask
+                .store(Self::intr_mask_for(n), Ordering::Relaxed);
+            Ok(())
+        })
+    }
+
+    fn stats_count(&self) -> usize {
+        self.tx.len() * TX_QUEUE_STATS.len()
+            + self.rx.len() * RX_QUEUE_STATS.len()
+            + 1
+            + MAC_STATS
+    }
+
+    fn stats_names(&self, names: &mut netdev::StatNames<'_>) {
+        for q in 0..self.tx.len() {
+            for n in TX_QUEUE_STATS {
+                names.add(format_args!("tx{q}_{n}"));
+            }
+        }
+        for q in 0..self.rx.len() {
+            for n in RX_QUEUE_STATS {
+                names.add(format_args!("rx{q}_{n}"));
+            }
+        }
+        names.add(format_args!("rx_bad_rrd"));
+        for n in regs::stats::NAMES {
+            names.add(format_args!("mac_{n}"));
+        }
+    }
+
+    fn stats(&self, _dev: NetDev, out: &mut [u64]) {
+        let mut v: KVec<u64> = KVec::new();
+        let r = (|| -> Result {
+            for s in &self.tx_stats {
+                let pkts = s.packets.load(Ordering::Relaxed);
+                let bells = s.doorbells.load(Ordering::Relaxed);
+                for x in [
+                    pkts,
+                    s.bytes.load(Ordering::Relaxed),
+                    s.dropped.load(Ordering::Relaxed),
+                    s.errors.load(Ordering::Relaxed),
+                    bells,
+                    pkts.checked_div(bells).unwrap_or(0),
+                    s.stops.load(Ordering::Relaxed),
+                ] {
+                    v.push(x, GFP_KERNEL)?;
+                }
+            }
+            for s in &self.rx_stats {
+                for x in [
+                    s.packets.load(Ordering::Relaxed),
+                    s.bytes.load(Ordering::Relaxed),
+                    s.errors.load(Ordering::Relaxed),
+                    s.completions.load(Ordering::Relaxed),
+                ] {
+                    v.push(x, GFP_KERNEL)?;
+                }
+            }
+            v.push(self.rx_bad_rrd.load(Ordering::Relaxed), GFP_KERNEL)?;
+            v.extend_from_slice(&self.mac_counters(), GFP_KERNEL)?;
+            Ok(())
+        })();
+        if r.is_ok() {
+            for (o, x) in out.iter_mut().zip(v.iter()) {
+                *o = *x;
+            }
+        }
+    }
+
+    fn eth_mac_stats(&self) -> netdev::EthMacStats {
+        use regs::stats::index as i;
+        let m = self.mac_counters();
+        let g = |n: &str| m.get(i(n)).copied().unwrap_or(0);
+        netdev::EthMacStats {
+            frames_tx_ok: g("tx_ok"),
+            frames_rx_ok: g("rx_ok"),
+            fcs_errors: g("rx_fcs_err"),
+            alignment_errors: g("rx_align_err"),
+            octets_tx_ok: g("tx_byte_cnt"),
+            octets_rx_ok: g("rx_byte_cnt"),
+            single_collisions: g("tx_1_col"),
+            multiple_collisions: g("tx_2_col"),
+            deferred: g("tx_defer"),
+            late_collisions: g("tx_late_col"),
+            aborted_xs_colls: g("tx_abort_col"),
+            lost_int_mac_xmit: g("tx_underrun"),
+            lost_int_mac_rcv: g("rx_rxf_ov"),
+            mcast_tx: g("tx_mcast"),
+            bcast_tx: g("tx_bcast"),
+            excessive_deferral: g("tx_exc_defer"),
+            mcast_rx: g("rx_mcast"),
+            bcast_rx: g("rx_bcast"),
+            in_range_length_errors: g("rx_len_err"),
+            too_long: g("rx_sz_ov"),
+        }
+    }
+
+    fn rmon_stats(&self) -> netdev::RmonStats {
+        use regs::stats::{
+            index as i,
+            RX_SZ_64,
+            SZ_BUCKETS,
+            TX_SZ_64, //
+        };
+        let m = self.mac_counters();
+        let g = |k: usize| m.get(k).copied().unwrap_or(0);
+        let mut r = netdev::RmonStats {
+            undersize: g(i("rx_runt")),
+            oversize: g(i("rx_sz_ov")),
+            fragments: g(i("rx_frag")),
+            ..Default::default()
+        };
+        for b in 0..SZ_BUCKETS.min(netdev::RMON_BUCKETS) {
+            r.rx_hist[b] = g(RX_SZ_64 + b);
+            r.tx_hist[b] = g(TX_SZ_64 + b);
+        }
+        r
+    }
+
+    fn dim_update(&self, _dev: NetDev, rx_usecs: u32) {
+        let imt = hw::usecs_to_modrt(rx_usecs).unwrap_or(u16::MAX);
+        self.dim_rx_imt.store(imt, Ordering::Relaxed);
+        if self.adaptive_rx.load(Ordering::Acquire) {
+            self.apply_moderation();
         }
     }
 }

@@ -143,7 +143,7 @@ impl pci::Driver for Atl1cDriver {
                 "no valid MAC address in the chip, using a random one\n"
             );
         }
-        let queues = adapter.queues();
+        let queues = adapter.max_queues();
         let cfg = netdev::NetDevConfig {
             // CAST: 1 or 4.
             queues: queues as u32,

@@ -38,6 +38,8 @@ const size_t atl1c_rs_layout[ATL1C_RS_LAYOUT_COUNT] = {
 #include <net/checksum.h>
 #include <net/ip.h>
 #include <net/netdev_queues.h>
+#include <linux/ethtool.h>
+#include <linux/pm_wakeup.h>
 
 void atl1c_rs_skb_info(struct sk_buff *skb, struct atl1c_rs_skb_info *info)
 {
@@ -146,6 +148,17 @@ int atl1c_rs_xmit_more(void)
 void atl1c_rs_set_mtu(struct net_device *dev, unsigned int mtu)
 {
 	WRITE_ONCE(dev->mtu, mtu);
+}
+
+void atl1c_rs_drvinfo(struct net_device *dev, struct ethtool_drvinfo *info, const char *driver)
+{
+	strscpy(info->driver, driver, sizeof(info->driver));
+	strscpy(info->bus_info, dev_name(dev->dev.parent), sizeof(info->bus_info));
+}
+
+void atl1c_rs_set_wakeup(struct net_device *dev, bool enable)
+{
+	device_set_wakeup_enable(dev->dev.parent, enable);
 }
 
 int atl1c_rs_txq_maybe_stop(struct netdev_queue *txq, unsigned int (*avail)(const void *),

@@ -83,6 +83,11 @@ void atl1c_rs_bh_enable(void);
 void atl1c_rs_rx_deliver(struct napi_struct *napi, struct sk_buff *skb, struct net_device *dev,
 			 u16 queue);
 void atl1c_rs_set_mtu(struct net_device *dev, unsigned int mtu);
+struct ethtool_drvinfo;
+/* get_drvinfo: the driver name and the parent device's name (the PCI address). */
+void atl1c_rs_drvinfo(struct net_device *dev, struct ethtool_drvinfo *info, const char *driver);
+/* device_set_wakeup_enable on the parent device. */
+void atl1c_rs_set_wakeup(struct net_device *dev, bool enable);
 int atl1c_rs_txq_maybe_stop(struct netdev_queue *txq, unsigned int (*avail)(const void *),
 			    const void *ctx, unsigned int stop_thrs, unsigned int start_thrs);
 int atl1c_rs_txq_completed_wake(struct netdev_queue *txq, unsigned int pkts, unsigned int bytes,

@@ -46,7 +46,9 @@ pub(crate) mod bindings {
     include!("bindings_generated.rs");
 }
 
+mod ethtool;
 mod net;
+pub(crate) use ethtool::*;
 pub(crate) use net::*;
 
 /// Restricts the device's streaming and coherent DMA to 32-bit addresses.

@@ -16,7 +16,13 @@ use kernel::{
     prelude::*, //
 };
 
-use super::bindings as nb;
+use super::{
+    bindings as nb,
+    ethtool::{
+        EthVtable,
+        EthtoolOps, //
+    },
+};
 
 /// The raw `struct device` of a PCI device, for DMA and parenting.
 fn pci_raw<C: kernel::device::DeviceContext>(pdev: &pci::Device<C>) -> *mut kb::pci_dev {
@@ -344,6 +350,27 @@ impl NetDev {
         unsafe { nb::atl1c_rs_set_mtu(self.raw(), mtu) }
     }
 
+    /// Uses `n` tx and rx queues (under RTNL, `n` at most the allocated queues).
+    pub(crate) fn set_real_num_queues(&self, n: u32) -> Result {
+        // SAFETY: valid net_device; the callers hold RTNL (ndo/ethtool callbacks, probe).
+        let err = unsafe { nb::netif_set_real_num_tx_queues(self.raw(), n) };
+        if err != 0 {
+            return Err(Error::from_errno(err));
+        }
+        // SAFETY: as above.
+        let err = unsafe { nb::netif_set_real_num_rx_queues(self.raw(), n) };
+        if err != 0 {
+            return Err(Error::from_errno(err));
+        }
+        Ok(())
+    }
+
+    /// Re-evaluates the features (`netdev_update_features`, after an MTU change); under RTNL.
+    pub(crate) fn update_features(&self) {
+        // SAFETY: valid net_device; the callers hold RTNL.
+        unsafe { nb::netdev_update_features(self.raw()) }
+    }
+
     /// The current station address.
     pub(crate) fn mac(&self) -> [u8; 6] {
         let mut m = [0u8; 6];
@@ -499,6 +526,9 @@ pub(crate) const MAX_NAPI: usize = 8;
 pub(crate) struct NapiSet(
     [core::sync::atomic::AtomicPtr<nb::napi_struct>; MAX_NAPI],
     core::sync::atomic::AtomicPtr<kb::work_struct>,
+    core::sync::atomic::AtomicPtr<nb::dim>,
+    /// Held while a NAPI instance feeds the DIM state machine (`net_dim` is not reentrant).
+    core::sync::atomic::AtomicBool,
 );
 
 impl NapiSet {
@@ -507,7 +537,83 @@ impl NapiSet {
         Self(
             [const { core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()) }; MAX_NAPI],
             core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
+            core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
+            core::sync::atomic::AtomicBool::new(false),
         )
+    }
+
+    /// Runs `f` on the DIM state with the sampling lock held; `None` before registration or,
+    /// when `wait` is false, if another CPU holds the lock.
+    fn with_dim<R>(&self, wait: bool, f: impl FnOnce(*mut nb::dim) -> R) -> Option<R> {
+        use core::sync::atomic::Ordering;
+        let d = self.2.load(Ordering::Acquire);
+        if d.is_null() {
+            return None;
+        }
+        while self
+            .3
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            if !wait {
+                return None;
+            }
+            core::hint::spin_loop();
+        }
+        let r = f(d);
+        self.3.store(false, Ordering::Release);
+        Some(r)
+    }
+
+    /// Feeds adaptive rx moderation (lib/dim) with the rx totals so far: `events` interrupts
+    /// (NAPI completions), `packets` and `bytes` received. From NAPI; a sample that finds
+    /// another CPU sampling is skipped. When DIM picks a new profile it runs
+    /// [`EthtoolOps::dim_update`] from its work item.
+    pub(crate) fn dim_sample(&self, events: u16, packets: u64, bytes: u64) {
+        let _ = self.with_dim(false, |d| {
+            let mut sample = nb::dim_sample::default();
+            // SAFETY: `d` is the DIM state of a live registration (type invariant), and the
+            // lock serialises `net_dim` callers; `sample` is a local.
+            unsafe {
+                nb::dim_update_sample(events, packets, bytes, &mut sample);
+                nb::net_dim(d, &sample);
+            }
+        });
+    }
+
+    /// Restarts adaptive moderation from its default profile (when it is turned on).
+    pub(crate) fn dim_restart(&self) {
+        let _ = self.with_dim(true, |d| {
+            // SAFETY: as for `dim_sample`; the work item is not queued (the caller cancelled
+            // it or never enabled DIM), so nothing else writes the state.
+            unsafe {
+                (*d).state = nb::dim_state_DIM_START_MEASURE as u8;
+                (*d).profile_ix = DIM_DEFAULT_PROFILE;
+                (*d).mode = nb::dim_cq_period_mode_DIM_CQ_PERIOD_MODE_START_FROM_EQE as u8;
+                (*d).tune_state = nb::dim_tune_state_DIM_PARKING_ON_TOP as u8;
+                (*d).steps_left = 0;
+                (*d).steps_right = 0;
+                (*d).tired = 0;
+            }
+        });
+    }
+
+    /// Waits for a running DIM work item and keeps it from running until the next sample.
+    pub(crate) fn dim_cancel(&self) {
+        let d = self.2.load(core::sync::atomic::Ordering::Acquire);
+        if !d.is_null() {
+            // SAFETY: the DIM state of a live registration; process context.
+            unsafe { kb::cancel_work_sync(&raw mut (*d).work) };
+        }
+    }
+
+    /// The rx moderation of the current DIM profile, in microseconds.
+    pub(crate) fn dim_profile_usecs(&self) -> Option<u32> {
+        self.with_dim(true, |d| {
+            // SAFETY: as for `dim_sample`.
+            let m = unsafe { nb::net_dim_get_rx_moderation((*d).mode, (*d).profile_ix.into()) };
+            u32::from(m.usec)
+        })
     }
 
     /// Queues the driver's task ([`NetDevOps::task`]) on the system workqueue; from any
@@ -545,7 +651,12 @@ struct Priv {
     napi: [nb::napi_struct; MAX_NAPI],
     /// The driver's process-context task (link changes, resets), run under RTNL.
     task: kb::work_struct,
+    /// Adaptive rx moderation state; its work item applies a new profile.
+    dim: nb::dim,
 }
+
+/// The DIM profile adaptive moderation starts from (`NET_DIM_DEF_PROFILE_EQE`'s index).
+const DIM_DEFAULT_PROFILE: u8 = 1;
 
 /// 64-bit interface statistics (`struct rtnl_link_stats64`).
 pub(crate) type Stats64 = nb::rtnl_link_stats64;
@@ -572,67 +683,16 @@ pub(crate) trait NetDevOps: Sync {
     fn poll(&self, dev: NetDev, napi: Napi, index: usize, budget: i32) -> i32;
     /// Where the interrupt handler finds the NAPI instances.
     fn napi_set(&self) -> &NapiSet;
-    /// Link state for `ethtool` (`get_link_ksettings`).
-    fn link_info(&self, dev: NetDev) -> LinkInfo;
+    /// `ndo_fix_features`: drops what the current configuration cannot offer.
+    fn fix_features(&self, dev: NetDev, features: u64) -> u64;
+    /// `ndo_set_features`: `features` (already fixed) become active.
+    fn set_features(&self, dev: NetDev, features: u64) -> Result;
     /// Process-context work queued with [`NapiSet::schedule_task`]; runs under RTNL, only
     /// while the interface is running.
     fn task(&self, dev: NetDev);
 }
 
-/// What `ethtool eth0` reports about the link.
-pub(crate) struct LinkInfo {
-    /// Mb/s while the link is up.
-    pub(crate) speed: Option<u32>,
-    /// Full duplex.
-    pub(crate) full_duplex: bool,
-    /// Autonegotiation on.
-    pub(crate) autoneg: bool,
-}
-
-struct EthVtable<T>(PhantomData<T>);
-
-impl<T: NetDevOps> EthVtable<T> {
-    /// `get_link_ksettings` trampoline.
-    ///
-    /// # Safety
-    ///
-    /// Called by the networking core with a net_device registered by `Registration<T>`
-    /// (and valid pointers for the other arguments).
-    unsafe extern "C" fn get_link_ksettings(
-        dev: *mut kb::net_device,
-        ks: *mut kb::ethtool_link_ksettings,
-    ) -> i32 {
-        // SAFETY: the ethtool core calls us with our registered device (the two bindings'
-        // `net_device` are the same C type).
-        let (t, d) = unsafe { Vtable::<T>::driver(dev.cast()) };
-        let info = t.link_info(d);
-        // SAFETY: `ks` is a valid, zeroed out-structure for the call.
-        let base = unsafe { &mut (*ks).base };
-        match info.speed {
-            Some(speed) => {
-                base.speed = speed;
-                base.duplex = if info.full_duplex { 1 } else { 0 };
-            }
-            None => {
-                base.speed = u32::MAX; // SPEED_UNKNOWN
-                base.duplex = 0xff; // DUPLEX_UNKNOWN
-            }
-        }
-        base.port = 0; // PORT_TP
-        base.autoneg = u8::from(info.autoneg);
-        0
-    }
-
-    const OPS: kb::ethtool_ops = {
-        // SAFETY: plain data: all-zero is "not supported" for every field.
-        let mut ops: kb::ethtool_ops = unsafe { core::mem::zeroed() };
-        ops.get_link = Some(kb::ethtool_op_get_link);
-        ops.get_link_ksettings = Some(Self::get_link_ksettings);
-        ops
-    };
-}
-
-struct Vtable<T>(PhantomData<T>);
+pub(crate) struct Vtable<T>(PhantomData<T>);
 
 impl<T: NetDevOps> Vtable<T> {
     /// The driver behind a net_device.
@@ -640,7 +700,7 @@ impl<T: NetDevOps> Vtable<T> {
     /// # Safety
     ///
     /// `dev` must be a net_device created by `Registration<T>`, still registered.
-    unsafe fn driver<'a>(dev: *mut nb::net_device) -> (&'a T, NetDev) {
+    pub(super) unsafe fn driver<'a>(dev: *mut nb::net_device) -> (&'a T, NetDev) {
         // SAFETY: per the function's safety requirement the private area is our `Priv`,
         // whose `driver` points to a live `T` for as long as the device is registered.
         let p = unsafe { &*nb::netdev_priv(dev).cast::<Priv>() };
@@ -773,6 +833,31 @@ impl<T: NetDevOps> Vtable<T> {
         t.tx_timeout(d, q);
     }
 
+    /// `fix_features` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`.
+    unsafe extern "C" fn fix_features(dev: *mut nb::net_device, features: u64) -> u64 {
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        t.fix_features(d, features)
+    }
+
+    /// `set_features` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a net_device registered by `Registration<T>`.
+    unsafe extern "C" fn set_features(dev: *mut nb::net_device, features: u64) -> i32 {
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        match t.set_features(d, features) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
     /// NAPI poll trampoline.
     ///
     /// # Safety
@@ -833,6 +918,8 @@ impl<T: NetDevOps> Vtable<T> {
         ops.ndo_validate_addr = Some(nb::eth_validate_addr);
         ops.ndo_change_mtu = Some(Self::change_mtu);
         ops.ndo_tx_timeout = Some(Self::tx_timeout);
+        ops.ndo_fix_features = Some(Self::fix_features);
+        ops.ndo_set_features = Some(Self::set_features);
         ops
     };
 }
@@ -862,18 +949,18 @@ pub(crate) struct NetDevConfig {
 /// `dev` is registered and its private area is a `Priv` whose `driver` points to the `T`
 /// given to [`Registration::new`], which outlives this value (the caller's obligation, see
 /// `new`). Dropping unregisters (waiting for every callback) and frees it.
-pub(crate) struct Registration<T: NetDevOps> {
+pub(crate) struct Registration<T: EthtoolOps> {
     dev: NetDev,
     napi: usize,
     _t: PhantomData<*const T>,
 }
 
 // SAFETY: the registration is only a handle; the net_device is usable from any thread.
-unsafe impl<T: NetDevOps> Send for Registration<T> {}
+unsafe impl<T: EthtoolOps> Send for Registration<T> {}
 // SAFETY: as above.
-unsafe impl<T: NetDevOps> Sync for Registration<T> {}
+unsafe impl<T: EthtoolOps> Sync for Registration<T> {}
 
-impl<T: NetDevOps> Registration<T> {
+impl<T: EthtoolOps> Registration<T> {
     /// Allocates, configures and registers a net_device for `driver`, parented to `pdev`.
     ///
     /// # Safety
@@ -921,6 +1008,9 @@ impl<T: NetDevOps> Registration<T> {
                 }
             }
             nb::atl1c_rs_init_work(&raw mut (*p).task, Some(Vtable::<T>::task));
+            // The DIM state starts zeroed (alloc_etherdev zeroes the private area).
+            (*p).dim.priv_ = p.cast();
+            nb::atl1c_rs_init_work(&raw mut (*p).dim.work, Some(dim_work::<T>));
         }
         // SAFETY: fully configured; register_netdev takes RTNL itself.
         let err = unsafe { nb::register_netdev(raw) };
@@ -965,6 +1055,14 @@ impl<T: NetDevOps> Registration<T> {
         }
     }
 
+    fn dim_ptr(&self) -> *mut nb::dim {
+        // SAFETY: registered device of ours: the private area is a `Priv`.
+        unsafe {
+            let p = nb::netdev_priv(self.dev.raw()).cast::<Priv>();
+            &raw mut (*p).dim
+        }
+    }
+
     /// NAPI instance `i`.
     pub(crate) fn napi(&self, i: usize) -> Option<Napi> {
         if i >= self.napi {
@@ -980,7 +1078,27 @@ impl<T: NetDevOps> Registration<T> {
     }
 }
 
-impl<T: NetDevOps> Drop for Registration<T> {
+/// DIM work trampoline: applies the profile DIM chose and starts the next measurement.
+///
+/// # Safety
+///
+/// `work` must be the `dim.work` member of the private area of a net_device created by
+/// `Registration<T>` that has not been freed (the registration cancels the work first).
+unsafe extern "C" fn dim_work<T: EthtoolOps>(work: *mut kb::work_struct) {
+    let off = core::mem::offset_of!(Priv, dim) + core::mem::offset_of!(nb::dim, work);
+    // SAFETY: `work` is `Priv::dim.work` (function safety requirement): step back to `Priv`.
+    let p = unsafe { work.byte_sub(off) }.cast::<Priv>();
+    // SAFETY: `Priv::dev` was set at allocation; the device is registered until the work is
+    // cancelled.
+    let (t, d) = unsafe { Vtable::<T>::driver((*p).dev) };
+    // SAFETY: the DIM state of a live device; the profile index and mode are DIM's own.
+    let m = unsafe { nb::net_dim_get_rx_moderation((*p).dim.mode, (*p).dim.profile_ix.into()) };
+    t.dim_update(d, u32::from(m.usec));
+    // SAFETY: as above; this is how DIM users end a measurement cycle.
+    unsafe { (*p).dim.state = nb::dim_state_DIM_START_MEASURE as u8 };
+}
+
+impl<T: EthtoolOps> Drop for Registration<T> {
     fn drop(&mut self) {
         let raw = self.dev.raw();
         // SAFETY: registered (type invariant); unregister_netdev stops the device and waits
@@ -991,6 +1109,7 @@ impl<T: NetDevOps> Drop for Registration<T> {
             nb::unregister_netdev(raw);
             let p = nb::netdev_priv(raw).cast::<Priv>();
             kb::cancel_work_sync(&raw mut (*p).task);
+            kb::cancel_work_sync(&raw mut (*p).dim.work);
             Self::free(raw, self.napi);
         }
     }
@@ -1104,13 +1223,13 @@ impl<T: IrqHandler> Drop for Irq<T> {
 
 /// A driver instance that owns its data, its interrupt line and its net_device, torn down in
 /// the safe order: interrupt line, net_device (unregister waits for every callback), data.
-pub(crate) struct NetDriver<T: NetDevOps + IrqHandler> {
+pub(crate) struct NetDriver<T: EthtoolOps + IrqHandler> {
     irq: Irq<T>,
     reg: Registration<T>,
     data: Pin<KBox<T>>,
 }
 
-impl<T: NetDevOps + IrqHandler> NetDriver<T> {
+impl<T: EthtoolOps + IrqHandler> NetDriver<T> {
     /// Requests the interrupt for `data`, then registers a net_device calling it.
     pub(crate) fn new(
         pdev: &pci::Device<Core<'_>>,
@@ -1133,6 +1252,10 @@ impl<T: NetDevOps + IrqHandler> NetDriver<T> {
         t.napi_set()
             .1
             .store(reg.task_ptr(), core::sync::atomic::Ordering::Release);
+        // INVARIANT (of `NapiSet`): as above, the DIM state of the live registration.
+        t.napi_set()
+            .2
+            .store(reg.dim_ptr(), core::sync::atomic::Ordering::Release);
         Ok(Self { irq, reg, data })
     }
 

@@ -1,0 +1,396 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The ethtool surface of atl1c_rs (Documentation/ethtool.rst), on the simulated card, for
+# either personality: -i, -c/-C (static and adaptive, checked against the model's moderation
+# timers and interrupt counters), -g/-G, -l/-L, -S (driver, eth-mac and rmon groups), -d, -e,
+# -s/-r, -k/-K, msglvl and wol.
+#
+# Prints one "ok N - name" / "not ok N - name" line per check, then "N passed, N failed".
+set -u
+export LC_ALL=C
+n=0
+failed=0
+
+check() { # NAME COMMAND...
+	local name=$1 out rc
+	shift
+	n=$((n + 1))
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok $n - $name"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $name"
+		printf '%s\n' "$out" | tail -15 | sed 's/^/#   /'
+	fi
+}
+
+remote() { ip netns exec remote "$@"; }
+mt() { [ "$PERSONALITY" = mikrotik ]; }
+sim() { # KEY[.KEY...]: a value from the model's counters
+	python3 - "$SIM_STATS" "$1" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(v)
+PY
+}
+coalesce() { # FIELD: from ethtool --json -c
+	ethtool --json -c eth0 | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['$1'])"
+}
+link_up() {
+	local i
+	for i in $(seq 50); do
+		[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] && return 0
+		sleep 0.1
+	done
+	echo "no carrier on eth0"
+	return 1
+}
+ping_ok() { ping -c 10 -i 0.05 -W 2 -q 192.0.2.2 | grep -q ' 0% packet loss'; }
+# Expects COMMAND to fail and its output to contain TEXT.
+fails_with() { # TEXT COMMAND...
+	local text=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		echo "'$*' succeeded: $out"
+		return 1
+	fi
+	echo "$out"
+	echo "$out" | grep -qi -- "$text" || { echo "expected: $text"; return 1; }
+}
+
+drvinfo() {
+	local out
+	out=$(ethtool -i eth0) || return 1
+	echo "$out"
+	echo "$out" | grep -qx "driver: $DRIVER" || return 1
+	echo "$out" | grep -qx "bus-info: $(basename "$(readlink -f /sys/class/net/eth0/device)")"
+}
+
+# Defaults (the C driver's hard-coded tx_imt 1000, rx_imt 200 in 2 us units), reported in
+# microseconds and equal to what the card was programmed with.
+coalesce_defaults() {
+	ethtool -c eth0 || return 1
+	[ "$(coalesce rx-usecs)" = 400 ] && [ "$(coalesce tx-usecs)" = 2000 ] || return 1
+	[ "$(coalesce adaptive-rx)" = False ] || return 1
+	[ "$(sim moderation_us.rx)" = 400 ] && [ "$(sim moderation_us.tx)" = 2000 ]
+}
+
+# Every value round-trips, rounded up to the timer's 2 us unit, and reaches the card live.
+coalesce_round_trip() {
+	local v want
+	for v in 0 1 2 3 10 51 250 1000 65535 131070; do
+		want=$(((v + 1) / 2 * 2))
+		ethtool -C eth0 rx-usecs "$v" tx-usecs "$v" || return 1
+		sleep 0.05
+		echo "set $v: ethtool -c rx $(coalesce rx-usecs) tx $(coalesce tx-usecs)," \
+			"card rx $(sim moderation_us.rx) tx $(sim moderation_us.tx)"
+		[ "$(coalesce rx-usecs)" = "$want" ] && [ "$(coalesce tx-usecs)" = "$want" ] || return 1
+		[ "$(sim moderation_us.rx)" = "$want" ] && [ "$(sim moderation_us.tx)" = "$want" ] ||
+			return 1
+	done
+	# Applied without a link reset.
+	[ "$(cat /sys/class/net/eth0/carrier_changes)" = "$carrier_changes" ] ||
+		{ echo "the link was reset"; return 1; }
+	ethtool -C eth0 rx-usecs 400 tx-usecs 2000
+}
+
+coalesce_out_of_range() {
+	fails_with "rx-usecs out of range" ethtool -C eth0 rx-usecs 131071 || return 1
+	fails_with "tx-usecs out of range" ethtool -C eth0 tx-usecs 4000000 || return 1
+	# Parameters the card does not have are refused by the ethtool core.
+	fails_with "unsupported" ethtool -C eth0 rx-frames 32 || return 1
+	[ "$(coalesce rx-usecs)" = 400 ] && [ "$(coalesce tx-usecs)" = 2000 ]
+}
+
+# tx interrupts per second under steady UDP traffic from the DUT, counted by the model.
+tx_irq_rate() { # SECONDS
+	local t=$1 a b
+	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
+	sleep 0.5
+	iperf3 -c 192.0.2.2 -u -b 40M -l 1000 -t $((t + 2)) >/dev/null 2>&1 &
+	sleep 1
+	a=$(sim irqs_tx)
+	sleep "$t"
+	b=$(sim irqs_tx)
+	wait
+	echo $(((b - a) / t))
+}
+
+# The moderation timer paces tx interrupts: 2000 us allows at most 500 per second.
+tx_moderation_paces_interrupts() {
+	local slow fast
+	ethtool -C eth0 tx-usecs 2000 || return 1
+	slow=$(tx_irq_rate 4)
+	ethtool -C eth0 tx-usecs 20 || return 1
+	fast=$(tx_irq_rate 4)
+	ethtool -C eth0 tx-usecs 2000
+	echo "tx interrupts/s: tx-usecs 2000 -> $slow, tx-usecs 20 -> $fast"
+	# Wide tolerance: this checks the mechanism, not the speed of the guest.
+	[ "$slow" -le 550 ] || return 1
+	# A short timer lets more through than the 2000 us cap allows.
+	[ "$fast" -ge $((3 * slow / 2)) ] && [ "$fast" -gt 550 ]
+}
+
+# Adaptive rx (DIM): the rx timer follows DIM's profiles under load; off restores rx-usecs.
+adaptive_rx() {
+	local seen
+	ethtool -C eth0 adaptive-rx on || return 1
+	[ "$(coalesce adaptive-rx)" = True ] || return 1
+	[ "$(coalesce rx-usecs)" = 400 ] || { echo "rx-usecs must keep the static value"; return 1; }
+	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
+	sleep 0.5
+	iperf3 -c 192.0.2.2 -R -t 8 >/dev/null 2>&1 &
+	seen=$(for i in $(seq 40); do sim moderation_us.rx; sleep 0.2; done | sort -un | tr '\n' ' ')
+	wait
+	echo "rx moderation seen under load (us): $seen"
+	# DIM's rx profiles (EQE): 1, 8, 64, 128, 256 us, programmed rounded up to 2 us.
+	for v in $seen; do
+		case $v in 2 | 8 | 64 | 128 | 256) ;; *) echo "$v is no DIM profile"; return 1 ;; esac
+	done
+	[ "$(echo "$seen" | wc -w)" -ge 2 ] || { echo "DIM never moved"; return 1; }
+	ethtool -C eth0 adaptive-rx off || return 1
+	[ "$(coalesce adaptive-rx)" = False ] || return 1
+	sleep 0.1
+	[ "$(sim moderation_us.rx)" = 400 ] || { echo "static rx-usecs not restored"; return 1; }
+}
+
+ring() { # FIELD
+	ethtool --json -g eth0 | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['$1'])"
+}
+
+ringparam() {
+	ethtool -g eth0 || return 1
+	[ "$(ring rx)" = 512 ] && [ "$(ring tx)" = 1024 ] || return 1
+	[ "$(ring rx-max)" = 4095 ] && [ "$(ring tx-max)" = 4096 ] || return 1
+	# Resized while up: traffic continues on the new rings.
+	ethtool -G eth0 rx 256 tx 128 || return 1
+	[ "$(ring rx)" = 256 ] && [ "$(ring tx)" = 128 ] || return 1
+	link_up && ping_ok || return 1
+	iperf3_both || return 1
+	fails_with "at least 64" ethtool -G eth0 rx 16 || return 1
+	fails_with "" ethtool -G eth0 rx 5000 || return 1
+	ethtool -G eth0 rx 512 tx 1024 || return 1
+	link_up && ping_ok
+}
+
+iperf3_both() {
+	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
+	sleep 0.5
+	iperf3 -c 192.0.2.2 -t 2 >/dev/null || return 1
+	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
+	sleep 0.5
+	iperf3 -c 192.0.2.2 -t 2 -R >/dev/null
+}
+
+channel() { # combined-max | combined-count (ethtool 6.14 has no JSON for -l)
+	local n=1
+	[ "$1" = combined-count ] && n=2
+	ethtool -l eth0 | awk -v n=$n '/^Combined:/ { if (++i == n) print $2 }'
+}
+
+# Mikrotik: 1 or 4 queue pairs; the model sees traffic only on the queues in use.
+channels() {
+	local max
+	ethtool -l eth0 || return 1
+	if ! mt; then
+		[ "$(channel combined-max)" = 1 ] && [ "$(channel combined-count)" = 1 ] || return 1
+		fails_with "" ethtool -L eth0 combined 2
+		return
+	fi
+	max=$(channel combined-max)
+	[ "$max" = 4 ] && [ "$(channel combined-count)" = 4 ] || return 1
+	fails_with "" ethtool -L eth0 combined 2 || return 1
+	ethtool -L eth0 combined 1 || return 1
+	[ "$(channel combined-count)" = 1 ] || return 1
+	ls -d /sys/class/net/eth0/queues/tx-* | wc -l | grep -qx 1 || return 1
+	link_up || return 1
+	local before after
+	before=$(sim tx_frames_per_queue)
+	iperf3_both || return 1
+	after=$(sim tx_frames_per_queue)
+	echo "tx frames per queue before $before after $after"
+	python3 - "$before" "$after" <<'PY' || return 1
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+d = [y - x for x, y in zip(a, b)]
+sys.exit(0 if d[0] > 0 and d[1] == d[2] == d[3] == 0 else 1)
+PY
+	ethtool -L eth0 combined 4 || return 1
+	ls -d /sys/class/net/eth0/queues/tx-* | wc -l | grep -qx 4 || return 1
+	link_up && ping_ok
+}
+
+stats() {
+	local a b
+	ethtool -S eth0 | head -20 || return 1
+	# The stack spreads flows over the tx queues: sum them.
+	a=$(ethtool -S eth0 | awk '/ tx[0-9]+_packets:/ { s += $2 } END { print s }')
+	ping_ok || return 1
+	b=$(ethtool -S eth0 | awk '/ tx[0-9]+_packets:/ { s += $2 } END { print s }')
+	echo "tx packets (all queues) $a -> $b"
+	[ "$b" -ge $((a + 10)) ] || return 1
+	for k in tx0_doorbells tx0_frames_per_doorbell tx0_stopped rx0_packets rx0_irqs rx_bad_rrd \
+		mac_rx_ok mac_tx_ok mac_rx_rrd_ov mac_tx_mcast_byte; do
+		ethtool -S eth0 | grep -q "^     $k: " || { echo "no $k"; return 1; }
+	done
+	# The MAC counters agree with the model's own count of transmitted frames.
+	# Background traffic (IPv6, ...) can land between the two reads: retry at rest.
+	for i in 1 2 3 4 5; do
+		sleep 0.2
+		a=$(ethtool -S eth0 | awk '/ mac_tx_ok:/ { print $2 }')
+		sleep 0.1 # the model writes its counters every 20 ms
+		b=$(sim tx_frames)
+		echo "mac_tx_ok $a, model tx_frames $b"
+		[ "$a" = "$b" ] && return 0
+	done
+	return 1
+}
+
+stats_groups() {
+	local out
+	out=$(ethtool --json -S eth0 --groups eth-mac rmon) || return 1
+	echo "$out" | head -40
+	python3 - "$out" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])[0]
+mac, rmon = r["eth-mac"], r["rmon"]
+assert mac["FramesTransmittedOK"] > 0 and mac["FramesReceivedOK"] > 0, mac
+assert mac["OctetsTransmittedOK"] > 0, mac
+hist = rmon["rx-pktsNtoM"] if "rx-pktsNtoM" in rmon else rmon["rx-pkts"]
+assert len(hist) == 7 and sum(h["val"] for h in hist) > 0, rmon
+PY
+}
+
+regs_dump() {
+	local out
+	ethtool -d eth0 | head -5
+	out=$(ethtool -d eth0 raw on | od -An -tu4 -v) || return 1
+	python3 - "$out" "$(sim moderation_us.tx)" "$(ip -j link show eth0)" <<'PY'
+import json, sys
+w = [int(x) for x in sys.argv[1].split()]
+print(len(w), "dwords")
+assert len(w) == 74, len(w)
+modrt = w[6]
+assert (modrt & 0xffff) * 2 == int(sys.argv[2]), hex(modrt)
+mtu = json.loads(sys.argv[3])[0]["mtu"]
+assert w[20] == mtu + 14 + 4 + 4, (w[20], mtu)
+PY
+}
+
+eeprom() {
+	# The simulated card has no EEPROM (TWSI_DEBUG and OTP_SEL read 0), like the C driver sees.
+	fails_with "not supported" ethtool -e eth0
+}
+
+link_settings() {
+	local out
+	if mt; then
+		fails_with "not supported" ethtool -s eth0 speed 1000 duplex full autoneg off || return 1
+		fails_with "not supported" ethtool -r eth0 || return 1
+		ethtool eth0 | grep -q "Supported link modes:.*10000baseT/Full"
+		return
+	fi
+	ethtool -s eth0 speed 100 duplex full autoneg off || return 1
+	for i in $(seq 50); do
+		ethtool eth0 | grep -q "Speed: 100Mb/s" && break
+		sleep 0.1
+	done
+	out=$(ethtool eth0)
+	echo "$out" | grep -E "Speed|Duplex|Advertised link modes" -A1
+	echo "$out" | grep -q "Speed: 100Mb/s" || return 1
+	echo "$out" | grep -A1 "Advertised link modes" | grep -q "100baseT/Full" || return 1
+	link_up && ping_ok || return 1
+	fails_with "" ethtool -s eth0 speed 1000 duplex half autoneg off || return 1
+	ethtool -s eth0 autoneg on advertise 0x2f || return 1
+	for i in $(seq 50); do
+		ethtool eth0 | grep -q "Speed: 1000Mb/s" && break
+		sleep 0.1
+	done
+	ethtool eth0 | grep -q "Speed: 1000Mb/s" || return 1
+	ethtool -r eth0 || return 1
+	link_up && ping_ok
+}
+
+features() {
+	local a b
+	ethtool -k eth0 | grep -E '^(rx-checksumming|tx-checksumming|scatter-gather|tcp-segmentation-offload):'
+	if mt; then
+		ethtool -K eth0 rx off || return 1
+		ethtool -k eth0 | grep -q '^rx-checksumming: off' || return 1
+		ping_ok || return 1
+		ethtool -K eth0 rx on || return 1
+		ethtool -k eth0 | grep -q '^rx-checksumming: on' || return 1
+	else
+		fails_with "" ethtool -K eth0 rx on || true
+	fi
+	# Without TSO the card segments nothing.
+	ethtool -K eth0 tso off || return 1
+	ethtool -k eth0 | grep -q '^tcp-segmentation-offload: off' || return 1
+	a=$(sim tso_frames)
+	iperf3_both || return 1
+	b=$(sim tso_frames)
+	echo "tso_frames $a -> $b with tso off"
+	[ "$a" = "$b" ] || return 1
+	ethtool -K eth0 tso on || return 1
+	a=$(sim tso_frames)
+	iperf3_both || return 1
+	b=$(sim tso_frames)
+	echo "tso_frames $a -> $b with tso on"
+	[ "$b" -gt "$a" ] || return 1
+	# Scatter-gather off takes TSO with it (the core's rule).
+	ethtool -K eth0 sg off || return 1
+	ethtool -k eth0 | grep -q '^tcp-segmentation-offload: off' || return 1
+	ping_ok || return 1
+	ethtool -K eth0 sg on tso on
+}
+
+msglevel_wol() {
+	ethtool -s eth0 msglvl 0x3f || return 1
+	ethtool eth0 | grep -q "Current message level: 0x0000003f" || return 1
+	ethtool -s eth0 wol g || return 1
+	ethtool eth0 | grep -qE "^\s+Wake-on: g" || return 1
+	ethtool eth0 | grep -qE "Supports Wake-on: pg" || return 1
+	fails_with "" ethtool -s eth0 wol u || return 1
+	ethtool -s eth0 wol d
+}
+
+kernel_log_clean() {
+	local bad
+	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|circular locking|inconsistent lock|lock order|sleeping function|rust_panic|panicked at|NETDEV WATCHDOG')
+	[ -z "$bad" ] || { echo "$bad" | head -20; return 1; }
+}
+
+protocol_clean() {
+	local e
+	e=$(sim protocol_errors)
+	echo "protocol_errors: $e"
+	[ "$e" = "{}" ]
+}
+
+link_up
+carrier_changes=$(cat /sys/class/net/eth0/carrier_changes)
+check "ethtool -i: driver and bus address" drvinfo
+check "ethtool -c: defaults as programmed" coalesce_defaults
+check "ethtool -C rx-usecs/tx-usecs round-trip, 2 us rounding, applied live" coalesce_round_trip
+check "ethtool -C out of range: refused with a message" coalesce_out_of_range
+check "tx-usecs paces tx interrupts (2000 us: <= ~500/s)" tx_moderation_paces_interrupts
+check "adaptive-rx: DIM moves the rx timer under load; off restores rx-usecs" adaptive_rx
+check "ethtool -g/-G: resize while up, limits" ringparam
+check "ethtool -l/-L: queue pairs" channels
+check "ethtool -S: per-queue and MAC counters" stats
+check "ethtool -S --groups eth-mac rmon" stats_groups
+check "ethtool -d: the C driver's dump layout" regs_dump
+check "ethtool -e: no EEPROM on the model" eeprom
+check "ethtool -s/-r: link settings" link_settings
+check "ethtool -k/-K: offload toggles" features
+check "msglvl and wol round-trip" msglevel_wol
+check "model saw no protocol error" protocol_clean
+check "kernel log: no warning, oops or lockdep report" kernel_log_clean
+
+echo "$((n - failed)) passed, $failed failed"
+[ $failed -eq 0 ]

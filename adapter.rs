@@ -573,7 +573,10 @@ impl<'a> Adapter<'a> {
             // CAST: the 32-bit DMA mask guarantees the address fits.
             io.write32(queue::TPD_ADDR_LO[q], t.desc.dma_handle() as u32);
         }
-        let tpds = self.tx_idx.first().map_or(TPD_DEFAULT, |i| i.count.load(Ordering::Acquire));
+        let tpds = self
+            .tx_idx
+            .first()
+            .map_or(TPD_DEFAULT, |i| i.count.load(Ordering::Acquire));
         io.write(regs::TPD_RING_SIZE(u32::from(tpds)));
         io.write(regs::RX_BASE_ADDR_HI(0));
         for (q, lock) in self.rx.iter().enumerate() {
@@ -1141,7 +1144,9 @@ impl netdev::NetDevOps for Adapter<'_> {
         if index < self.max_queues {
             let done = self.rx_poll(dev, &napi, index, budget);
             if done < budget && napi.complete_done(done) {
-                self.rx_stats[index].completions.fetch_add(1, Ordering::Relaxed);
+                if let Some(s) = self.rx_stats.get(index) {
+                    s.completions.fetch_add(1, Ordering::Relaxed);
+                }
                 if self.adaptive_rx.load(Ordering::Relaxed) {
                     self.dim_sample();
                 }
@@ -1213,7 +1218,13 @@ const EEPROM_LEN: usize = 512;
 const WOL_SUPPORTED: u32 = (1 << 0) | (1 << 5);
 /// Per-queue `ethtool -S` counters: tx then rx.
 const TX_QUEUE_STATS: [&str; 7] = [
-    "packets", "bytes", "dropped", "errors", "doorbells", "frames_per_doorbell", "stopped",
+    "packets",
+    "bytes",
+    "dropped",
+    "errors",
+    "doorbells",
+    "frames_per_doorbell",
+    "stopped",
 ];
 const RX_QUEUE_STATS: [&str; 4] = ["packets", "bytes", "errors", "irqs"];
 
@@ -1255,7 +1266,8 @@ impl Adapter<'_> {
         old_tx.reserve(self.tx.len(), GFP_KERNEL)?;
         old_rx.reserve(self.rx.len(), GFP_KERNEL)?;
         netdev::bh_disabled(|| {
-            for ((lock, idx), mut ring) in self.tx.iter().zip(&self.tx_idx).zip(new_tx.drain_all()) {
+            for ((lock, idx), mut ring) in self.tx.iter().zip(&self.tx_idx).zip(new_tx.drain_all())
+            {
                 core::mem::swap(&mut *lock.lock(), &mut ring);
                 idx.count.store(tx, Ordering::Release);
                 idx.next_to_use.store(0, Ordering::Release);
@@ -1296,7 +1308,9 @@ impl netdev::EthtoolOps for Adapter<'_> {
         let link = link.filter(|_| dev.carrier_ok());
         let speed = link.map(|l| l.speed);
         let (supported, advertising) = if self.nic.has_mdio_phy() {
-            let adv = self.hw.advertised_modes(self.advertising.load(Ordering::Relaxed));
+            let adv = self
+                .hw
+                .advertised_modes(self.advertising.load(Ordering::Relaxed));
             (self.hw.supported_modes(0), adv | m::AUTONEG | m::TP)
         } else {
             let s = self.hw.supported_modes(speed.unwrap_or(0));
@@ -1439,10 +1453,14 @@ impl netdev::EthtoolOps for Adapter<'_> {
 
     fn set_coalesce(&self, _dev: NetDev, c: netdev::Coalesce) -> netdev::ExtResult {
         let rx = hw::usecs_to_modrt(c.rx_usecs).map_err(|_| {
-            netdev::ExtErr::inval(c"rx-usecs out of range: the timer counts 2 us in 16 bits, at most 131070")
+            netdev::ExtErr::inval(
+                c"rx-usecs out of range: the timer counts 2 us in 16 bits, at most 131070",
+            )
         })?;
         let tx = hw::usecs_to_modrt(c.tx_usecs).map_err(|_| {
-            netdev::ExtErr::inval(c"tx-usecs out of range: the timer counts 2 us in 16 bits, at most 131070")
+            netdev::ExtErr::inval(
+                c"tx-usecs out of range: the timer counts 2 us in 16 bits, at most 131070",
+            )
         })?;
         let was_adaptive = self.adaptive_rx.load(Ordering::Acquire);
         if was_adaptive && !c.adaptive_rx {
@@ -1526,10 +1544,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
     }
 
     fn stats_count(&self) -> usize {
-        self.tx.len() * TX_QUEUE_STATS.len()
-            + self.rx.len() * RX_QUEUE_STATS.len()
-            + 1
-            + MAC_STATS
+        self.tx.len() * TX_QUEUE_STATS.len() + self.rx.len() * RX_QUEUE_STATS.len() + 1 + MAC_STATS
     }
 
     fn stats_names(&self, names: &mut netdev::StatNames<'_>) {

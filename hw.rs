@@ -885,8 +885,11 @@ impl Hw {
 
     /// `atl1c_check_eeprom_exist`: an EEPROM (TWSI) or OTP holds the chip's settings.
     pub(crate) fn eeprom_exists(&self, io: &impl RegIo) -> bool {
-        io.read::<regs::TWSI_DEBUG>().bit(regs::TWSI_DEBUG::DEV_EXIST)
-            || io.read::<regs::MASTER_CTRL>().bit(regs::MASTER_CTRL::OTP_SEL)
+        io.read::<regs::TWSI_DEBUG>()
+            .bit(regs::TWSI_DEBUG::DEV_EXIST)
+            || io
+                .read::<regs::MASTER_CTRL>()
+                .bit(regs::MASTER_CTRL::OTP_SEL)
     }
 
     /// `atl1c_read_eeprom`: the dword at `offset` (a multiple of 4 below 4 KiB), or `None`
@@ -1039,7 +1042,10 @@ mod tests {
         assert_eq!(hw.advert_regs(m::T1000_FULL), (0x0c01, 0x0200));
         // Modes the chip lacks are dropped: the AR8152 has no gigabit.
         let fe = Hw::new(NicType::L2cB2, 0xc0);
-        assert_eq!(fe.advertised_modes(m::T1000_FULL | m::T10_HALF), m::T10_HALF);
+        assert_eq!(
+            fe.advertised_modes(m::T1000_FULL | m::T10_HALF),
+            m::T10_HALF
+        );
         assert_eq!(hw.supported_modes(0) & m::T1000_FULL, m::T1000_FULL);
         let mt = Hw::new(NicType::Mt, 0xc0);
         assert_eq!(mt.supported_modes(25000), m::CR25000_FULL);

@@ -767,15 +767,55 @@ pub(crate) mod stats {
     /// The counters' names, rx then tx, as `struct atl1c_hw_stats` has them (what
     /// `ethtool -S` shows, prefixed `mac_`).
     pub(crate) const NAMES: [&str; RX_COUNT + TX_COUNT] = [
-        "rx_ok", "rx_bcast", "rx_mcast", "rx_pause", "rx_ctrl", "rx_fcs_err", "rx_len_err",
-        "rx_byte_cnt", "rx_runt", "rx_frag", "rx_sz_64", "rx_sz_65_127", "rx_sz_128_255",
-        "rx_sz_256_511", "rx_sz_512_1023", "rx_sz_1024_1518", "rx_sz_1519_max", "rx_sz_ov",
-        "rx_rxf_ov", "rx_rrd_ov", "rx_align_err", "rx_bcast_byte_cnt", "rx_mcast_byte_cnt",
-        "rx_err_addr", "tx_ok", "tx_bcast", "tx_mcast", "tx_pause", "tx_exc_defer", "tx_ctrl",
-        "tx_defer", "tx_byte_cnt", "tx_sz_64", "tx_sz_65_127", "tx_sz_128_255", "tx_sz_256_511",
-        "tx_sz_512_1023", "tx_sz_1024_1518", "tx_sz_1519_max", "tx_1_col", "tx_2_col",
-        "tx_late_col", "tx_abort_col", "tx_underrun", "tx_rd_eop", "tx_len_err", "tx_trunc",
-        "tx_bcast_byte", "tx_mcast_byte",
+        "rx_ok",
+        "rx_bcast",
+        "rx_mcast",
+        "rx_pause",
+        "rx_ctrl",
+        "rx_fcs_err",
+        "rx_len_err",
+        "rx_byte_cnt",
+        "rx_runt",
+        "rx_frag",
+        "rx_sz_64",
+        "rx_sz_65_127",
+        "rx_sz_128_255",
+        "rx_sz_256_511",
+        "rx_sz_512_1023",
+        "rx_sz_1024_1518",
+        "rx_sz_1519_max",
+        "rx_sz_ov",
+        "rx_rxf_ov",
+        "rx_rrd_ov",
+        "rx_align_err",
+        "rx_bcast_byte_cnt",
+        "rx_mcast_byte_cnt",
+        "rx_err_addr",
+        "tx_ok",
+        "tx_bcast",
+        "tx_mcast",
+        "tx_pause",
+        "tx_exc_defer",
+        "tx_ctrl",
+        "tx_defer",
+        "tx_byte_cnt",
+        "tx_sz_64",
+        "tx_sz_65_127",
+        "tx_sz_128_255",
+        "tx_sz_256_511",
+        "tx_sz_512_1023",
+        "tx_sz_1024_1518",
+        "tx_sz_1519_max",
+        "tx_1_col",
+        "tx_2_col",
+        "tx_late_col",
+        "tx_abort_col",
+        "tx_underrun",
+        "tx_rd_eop",
+        "tx_len_err",
+        "tx_trunc",
+        "tx_bcast_byte",
+        "tx_mcast_byte",
     ];
 
     /// Index of a counter in [`NAMES`] (and in the accumulated statistics).
@@ -950,7 +990,10 @@ mod tests {
         assert_eq!(stats::index("rx_rrd_ov"), 19);
         assert_eq!(stats::index("rx_rxf_ov"), 18);
         assert_eq!(stats::TX_SZ_64, stats::RX_COUNT + 8);
-        assert_eq!(stats::NAMES[stats::TX_SZ_64 + stats::SZ_BUCKETS], "tx_1_col");
+        assert_eq!(
+            stats::NAMES[stats::TX_SZ_64 + stats::SZ_BUCKETS],
+            "tx_1_col"
+        );
         // Every name fits ETH_GSTRING_LEN (32) with the "mac_" prefix and its NUL.
         assert!(stats::NAMES.iter().all(|n| n.len() + 4 < 32));
     }

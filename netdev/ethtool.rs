@@ -163,11 +163,26 @@ pub(crate) struct RmonStats {
 static RMON_RANGES: [kb::ethtool_rmon_hist_range; RMON_BUCKETS + 1] = [
     kb::ethtool_rmon_hist_range { low: 0, high: 64 },
     kb::ethtool_rmon_hist_range { low: 65, high: 127 },
-    kb::ethtool_rmon_hist_range { low: 128, high: 255 },
-    kb::ethtool_rmon_hist_range { low: 256, high: 511 },
-    kb::ethtool_rmon_hist_range { low: 512, high: 1023 },
-    kb::ethtool_rmon_hist_range { low: 1024, high: 1518 },
-    kb::ethtool_rmon_hist_range { low: 1519, high: 10240 },
+    kb::ethtool_rmon_hist_range {
+        low: 128,
+        high: 255,
+    },
+    kb::ethtool_rmon_hist_range {
+        low: 256,
+        high: 511,
+    },
+    kb::ethtool_rmon_hist_range {
+        low: 512,
+        high: 1023,
+    },
+    kb::ethtool_rmon_hist_range {
+        low: 1024,
+        high: 1518,
+    },
+    kb::ethtool_rmon_hist_range {
+        low: 1519,
+        high: 10240,
+    },
     kb::ethtool_rmon_hist_range { low: 0, high: 0 },
 ];
 
@@ -688,7 +703,10 @@ impl<T: EthtoolOps> EthVtable<T> {
     ///
     /// Called by the ethtool core (under RTNL) with a net_device registered by
     /// `Registration<T>` and valid pointers for the other arguments.
-    unsafe extern "C" fn set_channels(dev: *mut kb::net_device, ch: *mut kb::ethtool_channels) -> i32 {
+    unsafe extern "C" fn set_channels(
+        dev: *mut kb::net_device,
+        ch: *mut kb::ethtool_channels,
+    ) -> i32 {
         // SAFETY: called by the ethtool core with our device.
         let (t, d) = unsafe { Self::driver(dev) };
         // SAFETY: a valid request; the core checked it against get_channels' maximums (so

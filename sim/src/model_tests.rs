@@ -376,7 +376,11 @@ fn moderation_holds_back_tx_interrupts() {
     e.now = deadline;
     d.tick(&mut e);
     assert_eq!(e.irqs, 2);
-    assert_eq!((d.counters.irqs_tx, d.counters.irqs_rx), (2, 0), "both were tx interrupts");
+    assert_eq!(
+        (d.counters.irqs_tx, d.counters.irqs_rx),
+        (2, 0),
+        "both were tx interrupts"
+    );
 }
 
 #[test]

@@ -201,7 +201,11 @@ mod tests {
         // 100 full only (atl1c_phy_setup_adv for ADVERTISED_100baseT_Full), then restart.
         assert!(!p.write(MII_ADVERTISE, 0x0d01));
         assert!(!p.write(MII_CTRL1000, 0));
-        assert_eq!(p.read(MII_GIGA_PSSR), 0xbc00, "no change before the restart");
+        assert_eq!(
+            p.read(MII_GIGA_PSSR),
+            0xbc00,
+            "no change before the restart"
+        );
         assert!(p.write(MII_BMCR, 0x9200), "the link renegotiates");
         assert_eq!(p.read(MII_GIGA_PSSR), 0x7c00);
         assert_eq!(p.read(MII_ISR), PHY_ISR_LINK_UP);

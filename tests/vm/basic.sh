@@ -28,6 +28,18 @@ check() { # NAME COMMAND...
 }
 
 remote() { ip netns exec remote "$@"; }
+# Starts a one-shot iperf3 server in the peer namespace and waits until it listens (a slow
+# guest can take more than a second to get there).
+iperf_server() {
+	local i
+	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
+	for i in $(seq 100); do
+		remote ss -Hltn 'sport = :5201' | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "iperf3 server did not start"
+	return 1
+}
 
 # Quiet the stack so that counters can be compared at rest.
 for c in /proc/sys/net/ipv6/conf/*/accept_ra /proc/sys/net/ipv6/conf/*/router_solicitations; do
@@ -98,8 +110,7 @@ ping_ok() { # ping arguments...
 
 iperf() { # -R for the reverse direction
 	local out
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	sleep 1
+	iperf_server || return 1
 	out=$(iperf3 -c 192.0.2.2 -t 10 -J "$@") || { echo "$out" | tail -20; return 1; }
 	python3 - "$out" <<'PY'
 import json, sys

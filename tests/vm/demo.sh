@@ -4,6 +4,18 @@
 # make demo's scenario: the driver's log, ethtool, ping, iperf3, a pktgen burst, counters.
 set -u
 remote() { ip netns exec remote "$@"; }
+# Starts a one-shot iperf3 server in the peer namespace and waits until it listens (a slow
+# guest can take more than a second to get there).
+iperf_server() {
+	local i
+	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
+	for i in $(seq 100); do
+		remote ss -Hltn 'sport = :5201' | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "iperf3 server did not start"
+	return 1
+}
 stat() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$SIM_STATS" "$1"; }
 echo "== $DRIVER on the simulated $PERSONALITY card"
 dmesg | grep -E "atl1c_rs" | grep -v "Subtest\|# \|ok [0-9]" | sed 's/^/  /'
@@ -15,8 +27,7 @@ ping -c 20 -i 0.05 -q 192.0.2.2 | tail -2 | sed 's/^/  /'
 ping -6 -c 20 -i 0.05 -q 2001:db8::2 | tail -2 | sed 's/^/  /'
 echo "== iperf3 TCP, 5 s each way"
 for dir in "" -R; do
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	sleep 1
+	iperf_server || exit 1
 	iperf3 -c 192.0.2.2 -t 5 $dir | grep -E "receiver" | sed "s/^/  ${dir:-  } /"
 done
 echo "== pktgen: 50000 x 64 B frames, burst 32 (xmit_more)"

@@ -28,6 +28,18 @@ check() { # NAME COMMAND...
 }
 
 remote() { ip netns exec remote "$@"; }
+# Starts a one-shot iperf3 server in the peer namespace and waits until it listens (a slow
+# guest can take more than a second to get there).
+iperf_server() {
+	local i
+	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
+	for i in $(seq 100); do
+		remote ss -Hltn 'sport = :5201' | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "iperf3 server did not start"
+	return 1
+}
 mt() { [ "$PERSONALITY" = mikrotik ]; }
 sim() { # KEY[.KEY...]: a value from the model's counters
 	python3 - "$SIM_STATS" "$1" <<'PY'
@@ -110,8 +122,7 @@ coalesce_out_of_range() {
 # tx interrupts per second under steady UDP traffic from the DUT, counted by the model.
 tx_irq_rate() { # SECONDS
 	local t=$1 a b
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	sleep 0.5
+	iperf_server || return 1
 	iperf3 -c 192.0.2.2 -u -b 40M -l 1000 -t $((t + 2)) >/dev/null 2>&1 &
 	sleep 1
 	a=$(sim irqs_tx)
@@ -142,8 +153,7 @@ adaptive_rx() {
 	ethtool -C eth0 adaptive-rx on || return 1
 	[ "$(coalesce adaptive-rx)" = True ] || return 1
 	[ "$(coalesce rx-usecs)" = 400 ] || { echo "rx-usecs must keep the static value"; return 1; }
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	sleep 0.5
+	iperf_server || return 1
 	iperf3 -c 192.0.2.2 -R -t 8 >/dev/null 2>&1 &
 	seen=$(for i in $(seq 40); do sim moderation_us.rx; sleep 0.2; done | sort -un | tr '\n' ' ')
 	wait
@@ -179,11 +189,9 @@ ringparam() {
 }
 
 iperf3_both() {
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	sleep 0.5
+	iperf_server || return 1
 	iperf3 -c 192.0.2.2 -t 2 >/dev/null || return 1
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	sleep 0.5
+	iperf_server || return 1
 	iperf3 -c 192.0.2.2 -t 2 -R >/dev/null
 }
 

@@ -6,6 +6,18 @@
 # counters. Fails if the link does not come up or traffic does not pass.
 set -u
 remote() { ip netns exec remote "$@"; }
+# Starts a one-shot iperf3 server in the peer namespace and waits until it listens (a slow
+# guest can take more than a second to get there).
+iperf_server() {
+	local i
+	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
+	for i in $(seq 100); do
+		remote ss -Hltn 'sport = :5201' | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "iperf3 server did not start"
+	return 1
+}
 echo "== dmesg: $DRIVER from probe to link up"
 dmesg | grep -iE "$DRIVER|eth0|1969:1083|0000:00:05.0" | grep -v "renamed from"
 echo "== ethtool eth0"
@@ -15,8 +27,7 @@ ping -c 50 -i 0.02 -q 192.0.2.2 | tail -2 || exit 1
 ping -6 -c 50 -i 0.02 -q 2001:db8::2 | tail -2 || exit 1
 for dir in "" -R; do
 	if [ -n "$dir" ]; then echo "== iperf3 TCP 5 s, peer -> DUT"; else echo "== iperf3 TCP 5 s, DUT -> peer"; fi
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	sleep 1
+	iperf_server || exit 1
 	iperf3 -c 192.0.2.2 -t 5 $dir | grep -E "sender|receiver" || exit 1
 done
 echo "== ip -s link show eth0"

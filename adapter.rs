@@ -217,6 +217,29 @@ struct QueueStats {
     completions: AtomicU64,
     /// Tx: times the queue was stopped for lack of descriptors.
     stops: AtomicU64,
+    /// Rx: buffer allocations that failed.
+    alloc_fail: AtomicU64,
+    /// Rx: frames passed up as `CHECKSUM_UNNECESSARY`.
+    csum_ok: AtomicU64,
+}
+
+impl QueueStats {
+    fn rx(&self) -> netdev::QStatsRx {
+        netdev::QStatsRx {
+            packets: self.packets.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            alloc_fail: self.alloc_fail.load(Ordering::Relaxed),
+            csum_unnecessary: self.csum_ok.load(Ordering::Relaxed),
+        }
+    }
+
+    fn tx(&self) -> netdev::QStatsTx {
+        netdev::QStatsTx {
+            packets: self.packets.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            stop: self.stops.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// One atl1c-family NIC.
@@ -481,6 +504,9 @@ impl<'a> Adapter<'a> {
                 break;
             }
             let Some(skb) = SkBuff::alloc_rx(&dev, napi, buf_len) else {
+                if let Some(s) = self.rx_stats.get(q) {
+                    s.alloc_fail.fetch_add(1, Ordering::Relaxed);
+                }
                 break;
             };
             let dma = match skb.map_head(&self.dma, 0, buf_len, Dir::FromDevice) {
@@ -905,6 +931,7 @@ impl<'a> Adapter<'a> {
                     skb.put(u32::from(f.len));
                     if f.l4_csum_ok && csum {
                         skb.set_csum_unnecessary();
+                        self.rx_stats[q].csum_ok.fetch_add(1, Ordering::Relaxed);
                     }
                     if let Some(tag) = f.vlan {
                         skb.set_vlan(tag.swap_bytes());
@@ -1651,6 +1678,37 @@ impl netdev::EthtoolOps for Adapter<'_> {
             r.tx_hist[b] = g(TX_SZ_64 + b);
         }
         r
+    }
+
+    fn qstats_rx(&self, q: usize) -> netdev::QStatsRx {
+        self.rx_stats
+            .get(q)
+            .map_or_else(Default::default, QueueStats::rx)
+    }
+
+    fn qstats_tx(&self, q: usize) -> netdev::QStatsTx {
+        self.tx_stats
+            .get(q)
+            .map_or_else(Default::default, QueueStats::tx)
+    }
+
+    fn qstats_base(&self) -> (netdev::QStatsRx, netdev::QStatsTx) {
+        // The queues not in use (after ethtool -L) keep what they counted.
+        let n = self.queues();
+        let mut rx = netdev::QStatsRx::default();
+        for r in self.rx_stats.iter().skip(n).map(QueueStats::rx) {
+            rx.packets += r.packets;
+            rx.bytes += r.bytes;
+            rx.alloc_fail += r.alloc_fail;
+            rx.csum_unnecessary += r.csum_unnecessary;
+        }
+        let mut tx = netdev::QStatsTx::default();
+        for t in self.tx_stats.iter().skip(n).map(QueueStats::tx) {
+            tx.packets += t.packets;
+            tx.bytes += t.bytes;
+            tx.stop += t.stop;
+        }
+        (rx, tx)
     }
 
     fn dim_update(&self, _dev: NetDev, rx_usecs: u32) {

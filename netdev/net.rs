@@ -20,7 +20,8 @@ use super::{
     bindings as nb,
     ethtool::{
         EthVtable,
-        EthtoolOps, //
+        EthtoolOps,
+        StatVtable, //
     },
 };
 
@@ -988,6 +989,7 @@ impl<T: EthtoolOps> Registration<T> {
             nb::atl1c_rs_set_parent(raw, DmaDev::new(pdev).raw().cast());
             (*raw).netdev_ops = &Vtable::<T>::OPS;
             (*raw).ethtool_ops = &EthVtable::<T>::OPS;
+            (*raw).stat_ops = &StatVtable::<T>::OPS;
             (*raw).min_mtu = cfg.min_mtu;
             (*raw).max_mtu = cfg.max_mtu;
             (*raw).watchdog_timeo = cfg.watchdog_jiffies;

@@ -180,8 +180,24 @@ pub struct Device {
     /// soft reset.
     tx_hung: bool,
     mac_stats: [u32; MAC_STATS],
+    /// The VPD EEPROM behind `EEPROM_CTRL` (AR8151 only; the Mikrotik NIC has none).
+    eeprom: Option<Box<[u8; EEPROM_LEN]>>,
     /// Exported counters.
     pub counters: Counters,
+}
+
+/// Size of the VPD EEPROM (`AT_EEPROM_LEN`).
+pub const EEPROM_LEN: usize = 512;
+
+/// The AR8151 personality's EEPROM image: the PCI vendor and device ids (little endian) at 0,
+/// the station address at 8, the rest erased (0xff).
+pub fn eeprom_image(device_id: u16, mac: [u8; 6]) -> [u8; EEPROM_LEN] {
+    let mut e = [0xff; EEPROM_LEN];
+    e[0..2].copy_from_slice(&0x1969u16.to_le_bytes());
+    e[2..4].copy_from_slice(&device_id.to_le_bytes());
+    e[4..8].fill(0);
+    e[8..14].copy_from_slice(&mac);
+    e
 }
 
 impl Device {
@@ -211,6 +227,10 @@ impl Device {
                 Personality::Ar8151 => 1000,
             },
             mac_stats: [0; MAC_STATS],
+            eeprom: match pers {
+                Personality::Mikrotik => None,
+                Personality::Ar8151 => Some(Box::new(eeprom_image(pers.device_id(), mac))),
+            },
             counters: Counters::default(),
         };
         let (lo, hi) = regs::mac_to_regs(mac);
@@ -313,6 +333,12 @@ impl Device {
             }
             o if o == regs::MT_VERSION::OFFSET && self.mikrotik() => 0x0001_0002,
             o if o == regs::IDLE_STATUS::OFFSET => 0,
+            // atl1c_check_eeprom_exist: the TWSI bus sees the EEPROM.
+            o if o == regs::TWSI_DEBUG::OFFSET && self.eeprom.is_some() => {
+                regs::TWSI_DEBUG::default()
+                    .with_bit(regs::TWSI_DEBUG::DEV_EXIST, true)
+                    .raw()
+            }
             o if o == regs::ISR::OFFSET => self.isr | if self.dis_int { ISR_DIS_INT } else { 0 },
             0x15f4 => u32::from(self.tpd_cons[1]) | (u32::from(self.tpd_cons[0]) << 16),
             0x1f1c => u32::from(self.tpd_cons[3]) | (u32::from(self.tpd_cons[2]) << 16),
@@ -352,8 +378,10 @@ impl Device {
                     self.update_irq(env);
                 }
             }
+            o if o == regs::EEPROM_CTRL::OFFSET => self.eeprom_access(v),
             o if o == regs::TWSI_CTRL::OFFSET => {
-                // No EEPROM on the model: a software load finishes at once, loading nothing.
+                // A software load finishes at once, loading nothing (the EEPROM image holds no
+                // register table).
                 let r = regs::TWSI_CTRL(v)
                     .with_bit(regs::TWSI_CTRL::SW_LDSTART, false)
                     .with_bit(regs::TWSI_CTRL::HW_LDSTAT, false);
@@ -426,6 +454,33 @@ impl Device {
         self.tpd_cons = [0; 4];
         self.rfd_cons = [0; 4];
         self.rrd_prod = [0; 4];
+    }
+
+    /// `EEPROM_CTRL` written: a read request (RW clear) of the dword at ADDR completes at once,
+    /// setting RW (done), DATA_HI and `EEPROM_DATA_LO` the way `atl1c_read_eeprom` decodes
+    /// them: bytes 0-1 in DATA_HI (big endian), bytes 2-3 in the top half of DATA_LO.
+    fn eeprom_access(&mut self, v: u32) {
+        use regs::EEPROM_CTRL as E;
+        let r = E(v);
+        let Some(e) = self.eeprom.as_ref() else {
+            // No EEPROM: the request is never answered.
+            self.set(E::OFFSET, v);
+            return;
+        };
+        if r.bit(E::RW) {
+            self.error("eeprom_write");
+            self.set(E::OFFSET, v);
+            return;
+        }
+        let a = (r.field(E::ADDR) & !3) as usize;
+        let b = |i: usize| u32::from(e.get(a + i).copied().unwrap_or(0xff));
+        let hi = (b(0) << 8) | b(1);
+        let lo = (b(2) << 24) | (b(3) << 16);
+        self.set(
+            E::OFFSET,
+            r.with_bit(E::RW, true).with_field(E::DATA_HI, hi).raw(),
+        );
+        self.set(regs::EEPROM_DATA_LO::OFFSET, lo);
     }
 
     /// An MDIO transaction; returns whether the PHY raised its interrupt.

@@ -24,5 +24,5 @@ pub(crate) mod ring;
 #[cfg(test)]
 mod model_tests;
 
-pub use device::{Counters, Device, Env, Personality};
+pub use device::{eeprom_image, Counters, Device, Env, Personality, EEPROM_LEN};
 pub use mem_env::MemEnv;

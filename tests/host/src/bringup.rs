@@ -224,13 +224,27 @@ fn forced_speed_renegotiates() {
 }
 
 #[test]
-fn no_eeprom_on_the_model() {
-    for p in [Personality::Ar8151, Personality::Mikrotik] {
-        let io = ModelIo::new(p);
-        let (hw, _, _) = bring_up(&io);
-        // atl1c_check_eeprom_exist: neither TWSI nor OTP reports one, so ethtool -e is
-        // unsupported; a read would not be answered.
-        assert!(!hw.eeprom_exists(&io));
-        assert_eq!(hw.read_eeprom(&io, 2), None, "misaligned");
+fn eeprom_reads_back_the_image() {
+    // AR8151: atl1c_check_eeprom_exist sees it (TWSI_DEBUG), every dword reads back as the
+    // image holds it, in memory order.
+    let io = ModelIo::new(Personality::Ar8151);
+    let (hw, _, _) = bring_up(&io);
+    assert!(hw.eeprom_exists(&io));
+    let image = atl1c_sim::eeprom_image(hw::device_id::L1D_2_0, MAC);
+    for off in (0..atl1c_sim::EEPROM_LEN).step_by(4) {
+        let v = hw.read_eeprom(&io, off as u32).expect("answered");
+        assert_eq!(v.to_le_bytes(), image[off..off + 4], "dword at {off}");
     }
+    assert_eq!(hw.read_eeprom(&io, 2), None, "misaligned");
+    // The OTP clock is restored as found.
+    assert!(!regs::OTP_CTRL(io.read32(regs::OTP_CTRL::OFFSET)).bit(regs::OTP_CTRL::CLK_EN));
+    // Mikrotik: none, and MDIO-free as ever.
+    let io = ModelIo::new(Personality::Mikrotik);
+    let (hw, _, _) = bring_up(&io);
+    assert!(!hw.eeprom_exists(&io));
+    assert_eq!(
+        hw.read_eeprom(&io, 0),
+        None,
+        "a request nobody answers times out"
+    );
 }

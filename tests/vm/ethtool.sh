@@ -41,17 +41,12 @@ iperf_server() {
 	return 1
 }
 mt() { [ "$PERSONALITY" = mikrotik ]; }
-sim() { # KEY[.KEY...]: a value from the model's counters
-	python3 - "$SIM_STATS" "$1" <<'PY'
-import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    v = v[int(k)] if isinstance(v, list) else v[k]
-print(v)
-PY
+# jq, not python: a TCG guest takes most of a second to start python.
+sim() { # KEY[.KEY...]: a value from the model's counters (arrays on one line)
+	jq -c ".$1" "$SIM_STATS"
 }
 coalesce() { # FIELD: from ethtool --json -c
-	ethtool --json -c eth0 | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['$1'])"
+	ethtool --json -c eth0 | jq -r ".[0][\"$1\"]"
 }
 link_up() {
 	local i
@@ -88,22 +83,21 @@ drvinfo() {
 coalesce_defaults() {
 	ethtool -c eth0 || return 1
 	[ "$(coalesce rx-usecs)" = 400 ] && [ "$(coalesce tx-usecs)" = 2000 ] || return 1
-	[ "$(coalesce adaptive-rx)" = False ] || return 1
+	[ "$(coalesce adaptive-rx)" = false ] || return 1
 	[ "$(sim moderation_us.rx)" = 400 ] && [ "$(sim moderation_us.tx)" = 2000 ]
 }
 
 # Every value round-trips, rounded up to the timer's 2 us unit, and reaches the card live.
 coalesce_round_trip() {
-	local v want
-	for v in 0 1 2 3 10 51 250 1000 65535 131070; do
-		want=$(((v + 1) / 2 * 2))
+	local v want got card
+	for v in 0 1 3 51 1000 65535 131070; do
+		want="$(((v + 1) / 2 * 2)) $(((v + 1) / 2 * 2))"
 		ethtool -C eth0 rx-usecs "$v" tx-usecs "$v" || return 1
-		sleep 0.05
-		echo "set $v: ethtool -c rx $(coalesce rx-usecs) tx $(coalesce tx-usecs)," \
-			"card rx $(sim moderation_us.rx) tx $(sim moderation_us.tx)"
-		[ "$(coalesce rx-usecs)" = "$want" ] && [ "$(coalesce tx-usecs)" = "$want" ] || return 1
-		[ "$(sim moderation_us.rx)" = "$want" ] && [ "$(sim moderation_us.tx)" = "$want" ] ||
-			return 1
+		sleep 0.1 # the model writes its counters every 20 ms
+		got=$(ethtool --json -c eth0 | jq -r '.[0] | "\(.["rx-usecs"]) \(.["tx-usecs"])"')
+		card=$(jq -r '.moderation_us | "\(.rx) \(.tx)"' "$SIM_STATS")
+		echo "set $v: ethtool -c rx/tx $got, card rx/tx $card"
+		[ "$got" = "$want" ] && [ "$card" = "$want" ] || return 1
 	done
 	# Applied without a link reset.
 	[ "$(cat /sys/class/net/eth0/carrier_changes)" = "$carrier_changes" ] ||
@@ -132,30 +126,31 @@ tx_irq_rate() { # SECONDS
 	echo $(((b - a) / t))
 }
 
-# The moderation timer paces tx interrupts: 2000 us allows at most 500 per second.
+# The moderation timer paces tx interrupts: 2000 us allows at most 500 per second, 20000 us
+# at most 50. (How many the traffic asks for depends on the guest's speed: the check is
+# that each cap holds and that the longer timer cuts the rate, not a rate.)
 tx_moderation_paces_interrupts() {
-	local slow fast
+	local r2000 r20000
 	ethtool -C eth0 tx-usecs 2000 || return 1
-	slow=$(tx_irq_rate 4)
-	ethtool -C eth0 tx-usecs 20 || return 1
-	fast=$(tx_irq_rate 4)
+	r2000=$(tx_irq_rate 3)
+	ethtool -C eth0 tx-usecs 20000 || return 1
+	r20000=$(tx_irq_rate 3)
 	ethtool -C eth0 tx-usecs 2000
-	echo "tx interrupts/s: tx-usecs 2000 -> $slow, tx-usecs 20 -> $fast"
+	echo "tx interrupts/s: tx-usecs 2000 -> $r2000, tx-usecs 20000 -> $r20000"
 	# Wide tolerance: this checks the mechanism, not the speed of the guest.
-	[ "$slow" -le 550 ] || return 1
-	# A short timer lets more through than the 2000 us cap allows.
-	[ "$fast" -ge $((3 * slow / 2)) ] && [ "$fast" -gt 550 ]
+	[ "$r2000" -le 550 ] && [ "$r20000" -le 55 ] || return 1
+	[ "$r2000" -ge $((3 * r20000)) ]
 }
 
 # Adaptive rx (DIM): the rx timer follows DIM's profiles under load; off restores rx-usecs.
 adaptive_rx() {
 	local seen
 	ethtool -C eth0 adaptive-rx on || return 1
-	[ "$(coalesce adaptive-rx)" = True ] || return 1
+	[ "$(coalesce adaptive-rx)" = true ] || return 1
 	[ "$(coalesce rx-usecs)" = 400 ] || { echo "rx-usecs must keep the static value"; return 1; }
 	iperf_server || return 1
 	iperf3 -c 192.0.2.2 -R -t 8 >/dev/null 2>&1 &
-	seen=$(for i in $(seq 40); do sim moderation_us.rx; sleep 0.2; done | sort -un | tr '\n' ' ')
+	seen=$(for i in $(seq 40); do sim moderation_us.rx; sleep 0.15; done | sort -un | tr '\n' ' ')
 	wait
 	echo "rx moderation seen under load (us): $seen"
 	# DIM's rx profiles (EQE): 1, 8, 64, 128, 256 us, programmed rounded up to 2 us.
@@ -164,13 +159,13 @@ adaptive_rx() {
 	done
 	[ "$(echo "$seen" | wc -w)" -ge 2 ] || { echo "DIM never moved"; return 1; }
 	ethtool -C eth0 adaptive-rx off || return 1
-	[ "$(coalesce adaptive-rx)" = False ] || return 1
+	[ "$(coalesce adaptive-rx)" = false ] || return 1
 	sleep 0.1
 	[ "$(sim moderation_us.rx)" = 400 ] || { echo "static rx-usecs not restored"; return 1; }
 }
 
 ring() { # FIELD
-	ethtool --json -g eth0 | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['$1'])"
+	ethtool --json -g eth0 | jq -r ".[0][\"$1\"]"
 }
 
 ringparam() {
@@ -190,9 +185,9 @@ ringparam() {
 
 iperf3_both() {
 	iperf_server || return 1
-	iperf3 -c 192.0.2.2 -t 2 >/dev/null || return 1
+	iperf3 -c 192.0.2.2 -t 1 >/dev/null || return 1
 	iperf_server || return 1
-	iperf3 -c 192.0.2.2 -t 2 -R >/dev/null
+	iperf3 -c 192.0.2.2 -t 1 -R >/dev/null
 }
 
 channel() { # combined-max | combined-count (ethtool 6.14 has no JSON for -l)
@@ -291,8 +286,25 @@ PY
 }
 
 eeprom() {
-	# The simulated card has no EEPROM (TWSI_DEBUG and OTP_SEL read 0), like the C driver sees.
-	fails_with "not supported" ethtool -e eth0
+	local mac want got
+	if mt; then
+		# The Mikrotik NIC has none (TWSI_DEBUG and OTP_SEL read 0).
+		fails_with "not supported" ethtool -e eth0
+		return
+	fi
+	# The AR8151 model's image (Documentation/sim.rst): PCI ids, zeros, the station address
+	# (the model loads the same address into MAC_STA_ADDR), erased bytes.
+	ethtool -e eth0 length 32 || return 1
+	[ "$(ethtool -e eth0 raw on | wc -c)" = 512 ] || return 1
+	mac=$(cat /sys/class/net/eth0/address | tr ':' ' ')
+	want="69 19 83 10 00 00 00 00 $mac ff ff"
+	got=$(ethtool -e eth0 length 16 raw on | od -An -tx1 -v | xargs)
+	echo "bytes 0-15: $got"
+	[ "$got" = "$want" ] || { echo "expected: $want"; return 1; }
+	# Unaligned offset and length: the dwords around it are read, the bytes asked for returned.
+	got=$(ethtool -e eth0 offset 9 length 5 raw on | od -An -tx1 -v | xargs)
+	[ "$got" = "$(echo "$mac" | cut -d' ' -f2-6)" ] || { echo "offset 9: $got"; return 1; }
+	fails_with "" ethtool -e eth0 offset 510 length 4
 }
 
 link_settings() {
@@ -367,6 +379,80 @@ msglevel_wol() {
 	ethtool -s eth0 wol d
 }
 
+# Per-queue statistics over the netdev netlink family (what `ynl --family netdev --dump
+# qstats-get` shows), read with a minimal generic-netlink client: the queues in use add up
+# to the interface's totals.
+qstats() {
+	python3 - "$(cat /sys/class/net/eth0/ifindex)" <<'PY'
+import json, socket, struct, sys
+ifindex = int(sys.argv[1])
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
+s.bind((0, 0))
+seq = 0
+def attr(t, data):
+    return struct.pack("HH", 4 + len(data), t) + data + b"\0" * (-len(data) % 4)
+def attrs(buf):
+    out, i = {}, 0
+    while i + 4 <= len(buf):
+        n, t = struct.unpack_from("HH", buf, i)
+        out[t & 0x3fff] = buf[i + 4:i + n]
+        i += (n + 3) & ~3
+    return out
+def request(family, cmd, flags, payload):
+    global seq
+    seq += 1
+    body = struct.pack("BBH", cmd, 1, 0) + payload
+    s.send(struct.pack("IHHII", 16 + len(body), family, 1 | flags, seq, 0) + body)
+    msgs = []
+    while True:
+        data = s.recv(65536)
+        i = 0
+        while i < len(data):
+            n, typ = struct.unpack_from("IH", data, i)
+            if typ == 3:  # NLMSG_DONE
+                return msgs
+            if typ == 2:  # NLMSG_ERROR
+                err = struct.unpack_from("i", data, i + 16)[0]
+                if err:
+                    sys.exit(f"netlink error {err}")
+                return msgs
+            msgs.append(attrs(data[i + 20:i + n]))
+            i += (n + 3) & ~3
+        if not flags:
+            return msgs
+u = lambda b: int.from_bytes(b, "little")
+fam = request(0x10, 3, 0, attr(2, b"netdev\0"))  # CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME
+fid = u(fam[0][1])  # CTRL_ATTR_FAMILY_ID
+# NETDEV_CMD_QSTATS_GET, dump, ifindex, scope = queue
+rows = request(fid, 12, 0x300, attr(1, struct.pack("I", ifindex)) + attr(4, struct.pack("I", 1)))
+names = {8: "rx-packets", 9: "rx-bytes", 10: "tx-packets", 11: "tx-bytes", 12: "rx-alloc-fail",
+         16: "rx-csum-unnecessary", 31: "tx-stop"}
+import glob, time
+queues = {"rx": 0, "tx": 0}
+for r in rows:
+    kind = "tx" if u(r[2]) else "rx"
+    queues[kind] += 1
+    vals = {names[k]: u(v) for k, v in r.items() if k in names}
+    print(f"{kind} queue {u(r[3])}: {vals}")
+want = {k: len(glob.glob(f"/sys/class/net/eth0/queues/{k}-*")) for k in ("rx", "tx")}
+assert queues == want, (queues, want)
+# Device scope (queues in use plus the base) against the interface counters, read right
+# after; background traffic can land in between, so retry at rest.
+for attempt in range(5):
+    time.sleep(0.2)
+    dev = request(fid, 12, 0x300, attr(1, struct.pack("I", ifindex)))[0]
+    sysfs = {k: int(open(f"/sys/class/net/eth0/statistics/{k}").read())
+             for k in ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")}
+    q = {"rx_packets": u(dev[8]), "rx_bytes": u(dev[9]), "tx_packets": u(dev[10]),
+         "tx_bytes": u(dev[11])}
+    print("qstats", q, "interface", sysfs)
+    if q == sysfs:
+        break
+else:
+    sys.exit("qstats do not add up to the interface counters")
+PY
+}
+
 kernel_log_clean() {
 	local bad
 	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|circular locking|inconsistent lock|lock order|sleeping function|rust_panic|panicked at|NETDEV WATCHDOG')
@@ -392,8 +478,9 @@ check "ethtool -g/-G: resize while up, limits" ringparam
 check "ethtool -l/-L: queue pairs" channels
 check "ethtool -S: per-queue and MAC counters" stats
 check "ethtool -S --groups eth-mac rmon" stats_groups
+check "netdev qstats: per-queue counters" qstats
 check "ethtool -d: the C driver's dump layout" regs_dump
-check "ethtool -e: no EEPROM on the model" eeprom
+check "ethtool -e: the EEPROM (AR8151 model), none on Mikrotik" eeprom
 check "ethtool -s/-r: link settings" link_settings
 check "ethtool -k/-K: offload toggles" features
 check "msglvl and wol round-trip" msglevel_wol

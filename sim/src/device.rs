@@ -79,10 +79,10 @@ pub struct Counters {
     pub doorbells: [u64; 4],
     /// Interrupts raised.
     pub irqs: u64,
-    /// Interrupts raised with a tx completion among their causes (the tx moderation timer
-    /// paces these).
+    /// Interrupts raised by tx completions that were due (their moderation timer expired, or
+    /// off): what the tx timer paces. Tx status riding along another cause is not counted.
     pub irqs_tx: u64,
-    /// Interrupts raised with an rx completion among their causes.
+    /// The same for rx completions.
     pub irqs_rx: u64,
     /// Frames put on the wire, per tx queue (TSO segments counted one by one).
     pub tx_frames: [u64; 4],
@@ -882,9 +882,9 @@ impl Device {
         }
         let now = env.now();
         let (tx_imt, rx_imt) = self.timers();
-        let immediate = pending & !(ISR_TX | ISR_RX) != 0
-            || (pending & ISR_TX != 0 && (tx_imt.is_none() || now >= self.tx_next))
-            || (pending & ISR_RX != 0 && (rx_imt.is_none() || now >= self.rx_next));
+        let tx_due = pending & ISR_TX != 0 && (tx_imt.is_none() || now >= self.tx_next);
+        let rx_due = pending & ISR_RX != 0 && (rx_imt.is_none() || now >= self.rx_next);
+        let immediate = pending & !(ISR_TX | ISR_RX) != 0 || tx_due || rx_due;
         if !immediate {
             let mut d: Option<Duration> = None;
             if pending & ISR_TX != 0 {
@@ -896,16 +896,19 @@ impl Device {
             self.deadline = d;
             return;
         }
-        self.fire(env, eligible, now, tx_imt, rx_imt);
+        self.fire(env, eligible, now, (tx_imt, tx_due), (rx_imt, rx_due));
     }
 
+    /// Raises the interrupt for `eligible` status; `tx`/`rx`: the direction's moderation timer
+    /// and whether its completions are what raise this interrupt (counted in `irqs_tx` /
+    /// `irqs_rx`; status that only rides along is not).
     fn fire(
         &mut self,
         env: &mut dyn Env,
         eligible: u32,
         now: Duration,
-        tx_imt: Option<Duration>,
-        rx_imt: Option<Duration>,
+        (tx_imt, tx_due): (Option<Duration>, bool),
+        (rx_imt, rx_due): (Option<Duration>, bool),
     ) {
         self.signalled |= eligible;
         self.last_irq = Some(now);
@@ -916,10 +919,10 @@ impl Device {
             self.rx_next = now + rx_imt.unwrap_or_default();
         }
         self.counters.irqs += 1;
-        if eligible & ISR_TX != 0 {
+        if tx_due {
             self.counters.irqs_tx += 1;
         }
-        if eligible & ISR_RX != 0 {
+        if rx_due {
             self.counters.irqs_rx += 1;
         }
         env.interrupt();
@@ -941,8 +944,9 @@ impl Device {
             let period = Duration::from_micros(u64::from(retrig) * 2);
             let due = self.last_irq.unwrap_or(now) + period;
             if now >= due {
+                // A retrigger: nothing new is due.
                 let (tx, rx) = self.timers();
-                self.fire(env, eligible, now, tx, rx);
+                self.fire(env, eligible, now, (tx, false), (rx, false));
                 next = Some(next.map_or(now + period, |n| n.min(now + period)));
             } else {
                 next = Some(next.map_or(due, |n| n.min(due)));

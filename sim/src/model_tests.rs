@@ -384,6 +384,33 @@ fn moderation_holds_back_tx_interrupts() {
 }
 
 #[test]
+fn tx_status_riding_along_an_rx_interrupt_is_not_a_tx_interrupt() {
+    let (mut d, mut e) = up(Personality::Ar8151);
+    post_rfds(&mut d, &mut e, 0, 8);
+    // tx held 2 ms, rx not moderated.
+    w32(&mut d, &mut e, regs::IRQ_MODRT_TIMER_INIT::OFFSET, 1000);
+    let m = regs::MASTER_CTRL::default().with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, true);
+    w32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET, m.raw());
+    let f = frame([2, 0, 0, 0, 0, 2], 64);
+    post_tpd(&mut e, 0, &f, 0);
+    doorbell(&mut d, &mut e, 0, 1);
+    let ack = |d: &mut Device, e: &mut TestEnv| {
+        let all = regs::ISR_TX_PKT[0] | regs::ISR_RX_PKT[0];
+        w32(d, e, regs::ISR::OFFSET, all | (1 << 31));
+        w32(d, e, regs::ISR::OFFSET, 0);
+    };
+    ack(&mut d, &mut e);
+    e.now += Duration::from_micros(100);
+    post_tpd(&mut e, 1, &f, 0);
+    doorbell(&mut d, &mut e, 0, 2);
+    assert_eq!(e.irqs, 1, "the second completion waits for the tx timer");
+    // A received frame raises an interrupt now; the pending tx status goes with it.
+    d.receive(&mut e, &frame(MAC, 64));
+    assert_eq!(e.irqs, 2);
+    assert_eq!((d.counters.irqs_tx, d.counters.irqs_rx), (1, 1));
+}
+
+#[test]
 fn masked_status_fires_when_unmasked() {
     let (mut d, mut e) = up(Personality::Ar8151);
     post_rfds(&mut d, &mut e, 0, 8);

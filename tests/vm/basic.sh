@@ -8,38 +8,7 @@
 # Prints one "ok N - name" / "not ok N - name" line per check, then "N passed, N failed";
 # exits non-zero if any check failed.
 set -u
-export LC_ALL=C
-n=0
-failed=0
-
-check() { # NAME COMMAND...
-	local name=$1 out rc
-	shift
-	n=$((n + 1))
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ $rc -eq 0 ]; then
-		echo "ok $n - $name"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $name"
-		printf '%s\n' "$out" | tail -15 | sed 's/^/#   /'
-	fi
-}
-
-remote() { ip netns exec remote "$@"; }
-# Starts a one-shot iperf3 server in the peer namespace and waits until it listens (a slow
-# guest can take more than a second to get there).
-iperf_server() {
-	local i
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	for i in $(seq 100); do
-		remote ss -Hltn 'sport = :5201' | grep -q . && return 0
-		sleep 0.1
-	done
-	echo "iperf3 server did not start"
-	return 1
-}
+source "$VM_LIB"
 
 # Quiet the stack so that counters can be compared at rest.
 for c in /proc/sys/net/ipv6/conf/*/accept_ra /proc/sys/net/ipv6/conf/*/router_solicitations; do
@@ -78,15 +47,6 @@ probe() {
 	ip link show eth0
 }
 
-link_up() {
-	local i
-	for i in $(seq 50); do
-		[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] && return 0
-		sleep 0.1
-	done
-	echo "no carrier on eth0"
-	return 1
-}
 
 ethtool_speed() {
 	local want out
@@ -101,12 +61,6 @@ ethtool_speed() {
 	echo "$out" | grep -q "Link detected: yes"
 }
 
-ping_ok() { # ping arguments...
-	local out
-	out=$("$@") || { echo "$out"; return 1; }
-	echo "$out" | tail -3
-	echo "$out" | grep -q ' 0% packet loss'
-}
 
 iperf() { # -R for the reverse direction
 	local out
@@ -210,13 +164,6 @@ fi
 check "down/up" down_up
 check "sim counters agree with ip -s link on both ends" counters_agree
 
-# Nothing in the kernel log: no warning, oops, lockdep report or sleeping-in-atomic.
-kernel_log_clean() {
-	local bad
-	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|circular locking|inconsistent lock|lock order|sleeping function|rust_panic|panicked at|NETDEV WATCHDOG')
-	[ -z "$bad" ] || { echo "$bad" | head -20; return 1; }
-}
-
 # Unloading the driver removes its net_device and leaves the kernel log clean.
 unload() {
 	local n
@@ -231,10 +178,6 @@ unload() {
 
 # The cable: the model takes the link down and up (SIM_CONTROL); the carrier follows and
 # traffic resumes.
-sim_control() { # COMMAND: written whole, then renamed into place (the model polls the file)
-	echo "$1" >"$SIM_CONTROL.tmp" && mv "$SIM_CONTROL.tmp" "$SIM_CONTROL"
-}
-
 link_flap() {
 	local i
 	sim_control "link down"
@@ -253,5 +196,4 @@ check "link flap: carrier follows the link, traffic resumes" link_flap
 check "kernel log: no warning, oops or lockdep report" kernel_log_clean
 check "rmmod $DRIVER leaves no net_device behind" unload
 
-echo "$((n - failed)) passed, $failed failed"
-[ $failed -eq 0 ]
+summary

@@ -3,19 +3,7 @@
 #
 # make demo's scenario: the driver's log, ethtool, ping, iperf3, a pktgen burst, counters.
 set -u
-remote() { ip netns exec remote "$@"; }
-# Starts a one-shot iperf3 server in the peer namespace and waits until it listens (a slow
-# guest can take more than a second to get there).
-iperf_server() {
-	local i
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	for i in $(seq 100); do
-		remote ss -Hltn 'sport = :5201' | grep -q . && return 0
-		sleep 0.1
-	done
-	echo "iperf3 server did not start"
-	return 1
-}
+source "$VM_LIB"
 stat() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$SIM_STATS" "$1"; }
 echo "== $DRIVER on the simulated $PERSONALITY card"
 dmesg | grep -E "atl1c_rs" | grep -v "Subtest\|# \|ok [0-9]" | sed 's/^/  /'

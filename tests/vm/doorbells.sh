@@ -7,25 +7,22 @@
 # a burst larger than the ring (nothing may be held back or lost when the queue stops).
 # Every frame must reach the peer. Usage in the guest via scripts/vm; COUNT defaults to 100000.
 set -u
-export LC_ALL=C
+source "$VM_LIB"
 COUNT=${COUNT:-100000}
-n=0
-failed=0
-remote() { ip netns exec remote "$@"; }
 remote ip link set peer0 promisc on
 peer_mac=$(remote cat /sys/class/net/peer0/address)
 
 pgset() { echo "$2" >"$1" || { echo "pktgen: '$2' rejected by $1"; return 1; }; }
 
 stat() { # KEY: the model's counter (doorbells: queue 0)
-	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); k=sys.argv[2]; v=s[k]; print(v[0] if isinstance(v, list) else v)' "$SIM_STATS" "$1"
+	jq "if (.$1 | type) == \"array\" then .$1[0] else .$1 end" "$SIM_STATS"
 }
 
 peer_rx() { remote cat /sys/class/net/peer0/statistics/rx_packets; }
 
 run() { # BURST MAXRATIO(doorbells per frame, as a python expression) NAME
 	local burst=$1 max=$2 name=$3 d0 t0 p0 d1 t1 p1 res
-	n=$((n + 1))
+	VM_CHECKS=$((VM_CHECKS + 1))
 	pgset /proc/net/pktgen/kpktgend_0 "rem_device_all"
 	pgset /proc/net/pktgen/kpktgend_0 "add_device eth0"
 	local dev=/proc/net/pktgen/eth0
@@ -63,15 +60,14 @@ ok = res.startswith(f"Result: OK") and tx >= count and peer >= count and db <= l
 ok = ok and db >= 1
 sys.exit(0 if ok else 1)
 PY
-		echo "ok $n - $name"
+		echo "ok $VM_CHECKS - $name"
 	else
-		failed=$((failed + 1))
-		echo "not ok $n - $name"
+		VM_FAILED=$((VM_FAILED + 1))
+		echo "not ok $VM_CHECKS - $name"
 	fi
 }
 
 run 1 "1 + 0.01" "pktgen burst 1: one doorbell per frame"
 run 32 "1 / 32 + 0.01" "pktgen burst 32: at most 1/32 + 1% doorbells per frame"
 run 2048 "1 / 32 + 0.01" "pktgen burst 2048 > ring: nothing held back, nothing lost"
-echo "$((n - failed)) passed, $failed failed"
-[ $failed -eq 0 ]
+summary

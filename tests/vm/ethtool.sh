@@ -8,56 +8,13 @@
 #
 # Prints one "ok N - name" / "not ok N - name" line per check, then "N passed, N failed".
 set -u
-export LC_ALL=C
-n=0
-failed=0
+source "$VM_LIB"
 
-check() { # NAME COMMAND...
-	local name=$1 out rc
-	shift
-	n=$((n + 1))
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ $rc -eq 0 ]; then
-		echo "ok $n - $name"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $name"
-		printf '%s\n' "$out" | tail -15 | sed 's/^/#   /'
-	fi
-}
-
-remote() { ip netns exec remote "$@"; }
-# Starts a one-shot iperf3 server in the peer namespace and waits until it listens (a slow
-# guest can take more than a second to get there).
-iperf_server() {
-	local i
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	for i in $(seq 100); do
-		remote ss -Hltn 'sport = :5201' | grep -q . && return 0
-		sleep 0.1
-	done
-	echo "iperf3 server did not start"
-	return 1
-}
 mt() { [ "$PERSONALITY" = mikrotik ]; }
-# jq, not python: a TCG guest takes most of a second to start python.
-sim() { # KEY[.KEY...]: a value from the model's counters (arrays on one line)
-	jq -c ".$1" "$SIM_STATS"
-}
 coalesce() { # FIELD: from ethtool --json -c
 	ethtool --json -c eth0 | jq -r ".[0][\"$1\"]"
 }
-link_up() {
-	local i
-	for i in $(seq 50); do
-		[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] && return 0
-		sleep 0.1
-	done
-	echo "no carrier on eth0"
-	return 1
-}
-ping_ok() { ping -c 10 -i 0.05 -W 2 -q 192.0.2.2 | grep -q ' 0% packet loss'; }
+ping_peer() { ping_ok ping -c 10 -i 0.05 -W 2 -q 192.0.2.2; }
 # Expects COMMAND to fail and its output to contain TEXT.
 fails_with() { # TEXT COMMAND...
 	local text=$1 out
@@ -113,17 +70,19 @@ coalesce_out_of_range() {
 	[ "$(coalesce rx-usecs)" = 400 ] && [ "$(coalesce tx-usecs)" = 2000 ]
 }
 
-# tx interrupts per second under steady UDP traffic from the DUT, counted by the model.
+# tx interrupts per second under steady UDP traffic from the DUT, counted by the model and
+# timed by the model's clock (a loaded TCG guest's sleep can overshoot by seconds).
 tx_irq_rate() { # SECONDS
 	local t=$1 a b
 	iperf_server || return 1
 	iperf3 -c 192.0.2.2 -u -b 40M -l 1000 -t $((t + 2)) >/dev/null 2>&1 &
 	sleep 1
-	a=$(sim irqs_tx)
+	a=$(jq -r '"\(.irqs_tx) \(.time_us)"' "$SIM_STATS")
 	sleep "$t"
-	b=$(sim irqs_tx)
+	b=$(jq -r '"\(.irqs_tx) \(.time_us)"' "$SIM_STATS")
 	wait
-	echo $(((b - a) / t))
+	set -- $a $b
+	echo $((($3 - $1) * 1000000 / ($4 - $2)))
 }
 
 # The moderation timer paces tx interrupts: 2000 us allows at most 500 per second, 20000 us
@@ -175,12 +134,12 @@ ringparam() {
 	# Resized while up: traffic continues on the new rings.
 	ethtool -G eth0 rx 256 tx 128 || return 1
 	[ "$(ring rx)" = 256 ] && [ "$(ring tx)" = 128 ] || return 1
-	link_up && ping_ok || return 1
+	link_up && ping_peer || return 1
 	iperf3_both || return 1
 	fails_with "at least 64" ethtool -G eth0 rx 16 || return 1
 	fails_with "" ethtool -G eth0 rx 5000 || return 1
 	ethtool -G eth0 rx 512 tx 1024 || return 1
-	link_up && ping_ok
+	link_up && ping_peer
 }
 
 iperf3_both() {
@@ -225,7 +184,7 @@ sys.exit(0 if d[0] > 0 and d[1] == d[2] == d[3] == 0 else 1)
 PY
 	ethtool -L eth0 combined 4 || return 1
 	ls -d /sys/class/net/eth0/queues/tx-* | wc -l | grep -qx 4 || return 1
-	link_up && ping_ok
+	link_up && ping_peer
 }
 
 stats() {
@@ -233,7 +192,7 @@ stats() {
 	ethtool -S eth0 | head -20 || return 1
 	# The stack spreads flows over the tx queues: sum them.
 	a=$(ethtool -S eth0 | awk '/ tx[0-9]+_packets:/ { s += $2 } END { print s }')
-	ping_ok || return 1
+	ping_peer || return 1
 	b=$(ethtool -S eth0 | awk '/ tx[0-9]+_packets:/ { s += $2 } END { print s }')
 	echo "tx packets (all queues) $a -> $b"
 	[ "$b" -ge $((a + 10)) ] || return 1
@@ -304,7 +263,6 @@ eeprom() {
 	# Unaligned offset and length: the dwords around it are read, the bytes asked for returned.
 	got=$(ethtool -e eth0 offset 9 length 5 raw on | od -An -tx1 -v | xargs)
 	[ "$got" = "$(echo "$mac" | cut -d' ' -f2-6)" ] || { echo "offset 9: $got"; return 1; }
-	fails_with "" ethtool -e eth0 offset 510 length 4
 }
 
 link_settings() {
@@ -324,7 +282,7 @@ link_settings() {
 	echo "$out" | grep -E "Speed|Duplex|Advertised link modes" -A1
 	echo "$out" | grep -q "Speed: 100Mb/s" || return 1
 	echo "$out" | grep -A1 "Advertised link modes" | grep -q "100baseT/Full" || return 1
-	link_up && ping_ok || return 1
+	link_up && ping_peer || return 1
 	fails_with "" ethtool -s eth0 speed 1000 duplex half autoneg off || return 1
 	ethtool -s eth0 autoneg on advertise 0x2f || return 1
 	for i in $(seq 50); do
@@ -333,7 +291,7 @@ link_settings() {
 	done
 	ethtool eth0 | grep -q "Speed: 1000Mb/s" || return 1
 	ethtool -r eth0 || return 1
-	link_up && ping_ok
+	link_up && ping_peer
 }
 
 features() {
@@ -342,7 +300,7 @@ features() {
 	if mt; then
 		ethtool -K eth0 rx off || return 1
 		ethtool -k eth0 | grep -q '^rx-checksumming: off' || return 1
-		ping_ok || return 1
+		ping_peer || return 1
 		ethtool -K eth0 rx on || return 1
 		ethtool -k eth0 | grep -q '^rx-checksumming: on' || return 1
 	else
@@ -365,7 +323,7 @@ features() {
 	# Scatter-gather off takes TSO with it (the core's rule).
 	ethtool -K eth0 sg off || return 1
 	ethtool -k eth0 | grep -q '^tcp-segmentation-offload: off' || return 1
-	ping_ok || return 1
+	ping_peer || return 1
 	ethtool -K eth0 sg on tso on
 }
 
@@ -453,11 +411,6 @@ else:
 PY
 }
 
-kernel_log_clean() {
-	local bad
-	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|circular locking|inconsistent lock|lock order|sleeping function|rust_panic|panicked at|NETDEV WATCHDOG')
-	[ -z "$bad" ] || { echo "$bad" | head -20; return 1; }
-}
 
 protocol_clean() {
 	local e
@@ -487,5 +440,4 @@ check "msglvl and wol round-trip" msglevel_wol
 check "model saw no protocol error" protocol_clean
 check "kernel log: no warning, oops or lockdep report" kernel_log_clean
 
-echo "$((n - failed)) passed, $failed failed"
-[ $failed -eq 0 ]
+summary

@@ -4,21 +4,7 @@
 # Fault recovery: the model's tx engine hangs (SIM_CONTROL "tx hang"); the stack's watchdog
 # must fire, the driver must reset the MAC and rings, and traffic must resume.
 set -u
-n=0
-failed=0
-sim_control() { echo "$1" >"$SIM_CONTROL.tmp" && mv "$SIM_CONTROL.tmp" "$SIM_CONTROL"; }
-check() {
-	local name=$1 out
-	shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n - $name"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $name"
-		printf '%s\n' "$out" | tail -15 | sed 's/^/#   /'
-	fi
-}
+source "$VM_LIB"
 
 tx_hang_recovers() {
 	local i
@@ -47,5 +33,4 @@ no_oops() {
 
 check "tx hang: watchdog, reset, traffic resumes" tx_hang_recovers
 check "no oops or lockdep report during recovery" no_oops
-echo "$((n - failed)) passed, $failed failed"
-[ $failed -eq 0 ]
+summary

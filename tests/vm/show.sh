@@ -5,19 +5,7 @@
 # kernel log from probe to link up, ethtool, ping and iperf3 summaries, interface and model
 # counters. Fails if the link does not come up or traffic does not pass.
 set -u
-remote() { ip netns exec remote "$@"; }
-# Starts a one-shot iperf3 server in the peer namespace and waits until it listens (a slow
-# guest can take more than a second to get there).
-iperf_server() {
-	local i
-	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
-	for i in $(seq 100); do
-		remote ss -Hltn 'sport = :5201' | grep -q . && return 0
-		sleep 0.1
-	done
-	echo "iperf3 server did not start"
-	return 1
-}
+source "$VM_LIB"
 echo "== dmesg: $DRIVER from probe to link up"
 dmesg | grep -iE "$DRIVER|eth0|1969:1083|0000:00:05.0" | grep -v "renamed from"
 echo "== ethtool eth0"

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for guest scenarios: scripts/vm ships this file into every guest and names it in
+# VM_LIB (Documentation/vm.rst), so a scenario, the project's or anyone's, may
+# `source "$VM_LIB"`. Bash only; nothing here runs on its own.
+#
+# check NAME COMMAND...   runs a check: prints "ok N - NAME" or "not ok N - NAME" and the last
+#                         15 lines of its output as "#   " comments
+# summary                 prints "N passed, N failed"; returns non-zero if any check failed
+# remote COMMAND...       runs in the peer's network namespace
+# iperf_server            starts a one-shot iperf3 server on the peer and waits until it listens
+# link_up                 waits up to 5 s for carrier on eth0
+# ping_ok COMMAND...      runs a ping command (`ping ...`, `remote ping ...`); succeeds on 0%
+#                         packet loss
+# sim_control COMMAND     hands the model a control command (SIM_CONTROL)
+# sim KEY[.KEY...]        a value from the model's counters (SIM_STATS; arrays on one line)
+# kernel_log_clean        fails on any warning, oops, lockdep or watchdog report in dmesg
+#
+# JSON is read with jq: a TCG guest takes most of a second to start python.
+
+export LC_ALL=C
+VM_CHECKS=0
+VM_FAILED=0
+
+check() {
+	local name=$1 out rc
+	shift
+	VM_CHECKS=$((VM_CHECKS + 1))
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "ok $VM_CHECKS - $name"
+	else
+		VM_FAILED=$((VM_FAILED + 1))
+		echo "not ok $VM_CHECKS - $name"
+		printf '%s\n' "$out" | tail -15 | sed 's/^/#   /'
+	fi
+}
+
+summary() {
+	echo "$((VM_CHECKS - VM_FAILED)) passed, $VM_FAILED failed"
+	[ $VM_FAILED -eq 0 ]
+}
+
+remote() { ip netns exec remote "$@"; }
+
+iperf_server() {
+	local i
+	remote iperf3 -s -1 -D -B 192.0.2.2 >/dev/null 2>&1
+	for i in $(seq 100); do
+		remote ss -Hltn 'sport = :5201' | grep -q . && return 0
+		sleep 0.1
+	done
+	echo "iperf3 server did not start"
+	return 1
+}
+
+link_up() {
+	local i
+	for i in $(seq 50); do
+		[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] && return 0
+		sleep 0.1
+	done
+	echo "no carrier on eth0"
+	return 1
+}
+
+ping_ok() {
+	local out
+	out=$("$@") || { echo "$out"; return 1; }
+	echo "$out" | tail -3
+	echo "$out" | grep -q ' 0% packet loss'
+}
+
+# Written whole, then renamed into place: the model polls the file.
+sim_control() {
+	echo "$1" >"$SIM_CONTROL.tmp" && mv "$SIM_CONTROL.tmp" "$SIM_CONTROL"
+}
+
+sim() {
+	jq -c ".$1" "$SIM_STATS"
+}
+
+kernel_log_clean() {
+	local bad
+	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|circular locking|inconsistent lock|lock order|sleeping function|rust_panic|panicked at|NETDEV WATCHDOG')
+	[ -z "$bad" ] || { echo "$bad" | head -20; return 1; }
+}

@@ -95,7 +95,7 @@ tx_moderation_paces_interrupts() {
 	ethtool -C eth0 tx-usecs 20000 || return 1
 	r20000=$(tx_irq_rate 3)
 	ethtool -C eth0 tx-usecs 2000
-	echo "tx interrupts/s: tx-usecs 2000 -> $r2000, tx-usecs 20000 -> $r20000"
+	echo "= tx interrupts/s: tx-usecs 2000 -> $r2000, tx-usecs 20000 -> $r20000"
 	# Wide tolerance: this checks the mechanism, not the speed of the guest.
 	[ "$r2000" -le 550 ] && [ "$r20000" -le 55 ] || return 1
 	[ "$r2000" -ge $((3 * r20000)) ]
@@ -111,7 +111,7 @@ adaptive_rx() {
 	iperf3 -c 192.0.2.2 -R -t 8 >/dev/null 2>&1 &
 	seen=$(for i in $(seq 40); do sim moderation_us.rx; sleep 0.15; done | sort -un | tr '\n' ' ')
 	wait
-	echo "rx moderation seen under load (us): $seen"
+	echo "= rx moderation under load with adaptive-rx (us): $seen"
 	# DIM's rx profiles (EQE): 1, 8, 64, 128, 256 us, programmed rounded up to 2 us.
 	for v in $seen; do
 		case $v in 2 | 8 | 64 | 128 | 256) ;; *) echo "$v is no DIM profile"; return 1 ;; esac
@@ -312,7 +312,7 @@ features() {
 	a=$(sim tso_frames)
 	iperf3_both || return 1
 	b=$(sim tso_frames)
-	echo "tso_frames $a -> $b with tso off"
+	echo "= tso_frames $a -> $b with tso off"
 	[ "$a" = "$b" ] || return 1
 	ethtool -K eth0 tso on || return 1
 	a=$(sim tso_frames)

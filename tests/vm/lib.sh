@@ -5,7 +5,8 @@
 # `source "$VM_LIB"`. Bash only; nothing here runs on its own.
 #
 # check NAME COMMAND...   runs a check: prints "ok N - NAME" or "not ok N - NAME" and the last
-#                         15 lines of its output as "#   " comments
+#                         15 lines of its output as "#   " comments; output lines starting
+#                         with "= " (figures worth keeping) are shown after a pass too
 # summary                 prints "N passed, N failed"; returns non-zero if any check failed
 # remote COMMAND...       runs in the peer's network namespace
 # iperf_server            starts a one-shot iperf3 server on the peer and waits until it listens
@@ -30,6 +31,7 @@ check() {
 	rc=$?
 	if [ $rc -eq 0 ]; then
 		echo "ok $VM_CHECKS - $name"
+		printf '%s\n' "$out" | sed -n 's/^= /#   /p'
 	else
 		VM_FAILED=$((VM_FAILED + 1))
 		echo "not ok $VM_CHECKS - $name"

@@ -831,10 +831,11 @@ impl Hw {
     pub(crate) fn supported_modes(&self, mt_speed: u32) -> u32 {
         use link_mode as m;
         if !self.nic.has_mdio_phy() {
-            return match mt_speed {
-                25000 => m::CR25000_FULL,
-                _ => m::T10000_FULL,
-            };
+            return m::TP
+                | match mt_speed {
+                    25000 => m::CR25000_FULL,
+                    _ => m::T10000_FULL,
+                };
         }
         let mut s = m::T10_HALF | m::T10_FULL | m::T100_HALF | m::T100_FULL | m::AUTONEG | m::TP;
         if self.nic.gigabit() {
@@ -1048,8 +1049,8 @@ mod tests {
         );
         assert_eq!(hw.supported_modes(0) & m::T1000_FULL, m::T1000_FULL);
         let mt = Hw::new(NicType::Mt, 0xc0);
-        assert_eq!(mt.supported_modes(25000), m::CR25000_FULL);
-        assert_eq!(mt.supported_modes(10000), m::T10000_FULL);
+        assert_eq!(mt.supported_modes(25000), m::CR25000_FULL | m::TP);
+        assert_eq!(mt.supported_modes(10000), m::T10000_FULL | m::TP);
     }
 
     #[test]

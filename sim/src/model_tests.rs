@@ -348,16 +348,22 @@ fn multicast_hash_matches_the_c_driver() {
     assert_eq!(d.counters.rx_frames[0], 1);
 }
 
+/// Sets the tx moderation timer to 2 ms (1000 x 2 us) and sends one frame on queue 0, whose
+/// completion interrupts at once; returns the frame.
+fn first_moderated_tx(d: &mut Device, e: &mut TestEnv) -> Vec<u8> {
+    w32(d, e, regs::IRQ_MODRT_TIMER_INIT::OFFSET, 1000);
+    let m = regs::MASTER_CTRL::default().with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, true);
+    w32(d, e, regs::MASTER_CTRL::OFFSET, m.raw());
+    let f = frame([2, 0, 0, 0, 0, 2], 64);
+    post_tpd(e, 0, &f, 0);
+    doorbell(d, e, 0, 1);
+    f
+}
+
 #[test]
 fn moderation_holds_back_tx_interrupts() {
     let (mut d, mut e) = up(Personality::Ar8151);
-    // tx 1000 x 2 us = 2 ms.
-    w32(&mut d, &mut e, regs::IRQ_MODRT_TIMER_INIT::OFFSET, 1000);
-    let m = regs::MASTER_CTRL::default().with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, true);
-    w32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET, m.raw());
-    let f = frame([2, 0, 0, 0, 0, 2], 64);
-    post_tpd(&mut e, 0, &f, 0);
-    doorbell(&mut d, &mut e, 0, 1);
+    let f = first_moderated_tx(&mut d, &mut e);
     assert_eq!(e.irqs, 1);
     // Driver acks: ISR write with DIS_INT, then re-enable.
     w32(
@@ -387,13 +393,8 @@ fn moderation_holds_back_tx_interrupts() {
 fn tx_status_riding_along_an_rx_interrupt_is_not_a_tx_interrupt() {
     let (mut d, mut e) = up(Personality::Ar8151);
     post_rfds(&mut d, &mut e, 0, 8);
-    // tx held 2 ms, rx not moderated.
-    w32(&mut d, &mut e, regs::IRQ_MODRT_TIMER_INIT::OFFSET, 1000);
-    let m = regs::MASTER_CTRL::default().with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, true);
-    w32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET, m.raw());
-    let f = frame([2, 0, 0, 0, 0, 2], 64);
-    post_tpd(&mut e, 0, &f, 0);
-    doorbell(&mut d, &mut e, 0, 1);
+    // rx not moderated.
+    let f = first_moderated_tx(&mut d, &mut e);
     let ack = |d: &mut Device, e: &mut TestEnv| {
         let all = regs::ISR_TX_PKT[0] | regs::ISR_RX_PKT[0];
         w32(d, e, regs::ISR::OFFSET, all | (1 << 31));

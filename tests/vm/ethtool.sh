@@ -387,7 +387,7 @@ fid = u(fam[0][1])  # CTRL_ATTR_FAMILY_ID
 # NETDEV_CMD_QSTATS_GET, dump, ifindex, scope = queue
 rows = request(fid, 12, 0x300, attr(1, struct.pack("I", ifindex)) + attr(4, struct.pack("I", 1)))
 names = {8: "rx-packets", 9: "rx-bytes", 10: "tx-packets", 11: "tx-bytes", 12: "rx-alloc-fail",
-         16: "rx-csum-unnecessary", 31: "tx-stop"}
+         16: "rx-csum-unnecessary", 33: "tx-stop"}
 import glob, time
 queues = {"rx": 0, "tx": 0}
 for r in rows:

@@ -616,17 +616,9 @@ impl<'a> Adapter<'a> {
         io.write(regs::RX_BUF_SIZE(self.rx_buf_len.load(Ordering::Relaxed)));
         io.write(regs::RRD_RING_SIZE(u32::from(rfds)));
         io.write(regs::LOAD_PTR(1));
-        let (tx_imt, rx_imt) = self.moderation();
-        io.write(
-            regs::IRQ_MODRT_TIMER_INIT::default()
-                .with_field(regs::IRQ_MODRT_TIMER_INIT::TX, u32::from(tx_imt))
-                .with_field(regs::IRQ_MODRT_TIMER_INIT::RX, u32::from(rx_imt)),
-        );
-        io.modify(|r: regs::MASTER_CTRL| {
-            r.with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, tx_imt != 0)
-                .with_bit(regs::MASTER_CTRL::RX_ITIMER_EN, rx_imt != 0)
-                .with_bit(regs::MASTER_CTRL::SA_TIMER_EN, true)
-        });
+        // The timers and their enables as ethtool -C / DIM last set them.
+        self.apply_moderation();
+        io.modify(|r: regs::MASTER_CTRL| r.with_bit(regs::MASTER_CTRL::SA_TIMER_EN, true));
         io.write(regs::SMB_STAT_TIMER(hw.smb_timer));
         io.write(regs::MTU(mtu + ETH_HLEN + 4 + 4));
         io.write(regs::TX_TSO_OFFLOAD_THRESH((7 * 1024) >> 3));
@@ -1112,14 +1104,10 @@ impl netdev::NetDevOps for Adapter<'_> {
         if mtu > self.max_mtu() {
             return Err(EINVAL);
         }
-        let running = self.up.load(Ordering::Acquire);
-        if running {
-            self.stop(dev);
-        }
-        dev.set_mtu(mtu);
-        if running {
-            self.open(dev)?;
-        }
+        self.with_down(dev, || {
+            dev.set_mtu(mtu);
+            Ok::<(), Error>(())
+        })?;
         // TSO depends on the MTU on the gigabit chips (fix_features).
         dev.update_features();
         Ok(())
@@ -1313,7 +1301,11 @@ impl Adapter<'_> {
     }
 
     /// Runs `f` with the interface stopped if it is running, then brings it back up.
-    fn with_down(&self, dev: NetDev, f: impl FnOnce() -> netdev::ExtResult) -> netdev::ExtResult {
+    fn with_down<E: From<Error>>(
+        &self,
+        dev: NetDev,
+        f: impl FnOnce() -> core::result::Result<(), E>,
+    ) -> core::result::Result<(), E> {
         let running = self.up.load(Ordering::Acquire);
         if running {
             netdev::NetDevOps::stop(self, dev);
@@ -1592,41 +1584,35 @@ impl netdev::EthtoolOps for Adapter<'_> {
     }
 
     fn stats(&self, _dev: NetDev, out: &mut [u64]) {
-        let mut v: KVec<u64> = KVec::new();
-        let r = (|| -> Result {
-            for s in &self.tx_stats {
-                let pkts = s.packets.load(Ordering::Relaxed);
-                let bells = s.doorbells.load(Ordering::Relaxed);
-                for x in [
-                    pkts,
-                    s.bytes.load(Ordering::Relaxed),
-                    s.dropped.load(Ordering::Relaxed),
-                    s.errors.load(Ordering::Relaxed),
-                    bells,
-                    pkts.checked_div(bells).unwrap_or(0),
-                    s.stops.load(Ordering::Relaxed),
-                ] {
-                    v.push(x, GFP_KERNEL)?;
-                }
-            }
-            for s in &self.rx_stats {
-                for x in [
-                    s.packets.load(Ordering::Relaxed),
-                    s.bytes.load(Ordering::Relaxed),
-                    s.errors.load(Ordering::Relaxed),
-                    s.completions.load(Ordering::Relaxed),
-                ] {
-                    v.push(x, GFP_KERNEL)?;
-                }
-            }
-            v.push(self.rx_bad_rrd.load(Ordering::Relaxed), GFP_KERNEL)?;
-            v.extend_from_slice(&self.mac_counters(), GFP_KERNEL)?;
-            Ok(())
-        })();
-        if r.is_ok() {
-            for (o, x) in out.iter_mut().zip(v.iter()) {
-                *o = *x;
-            }
+        let tx = self.tx_stats.iter().flat_map(|s| {
+            let pkts = s.packets.load(Ordering::Relaxed);
+            let bells = s.doorbells.load(Ordering::Relaxed);
+            [
+                pkts,
+                s.bytes.load(Ordering::Relaxed),
+                s.dropped.load(Ordering::Relaxed),
+                s.errors.load(Ordering::Relaxed),
+                bells,
+                pkts.checked_div(bells).unwrap_or(0),
+                s.stops.load(Ordering::Relaxed),
+            ]
+        });
+        let rx = self.rx_stats.iter().flat_map(|s| {
+            [
+                s.packets.load(Ordering::Relaxed),
+                s.bytes.load(Ordering::Relaxed),
+                s.errors.load(Ordering::Relaxed),
+                s.completions.load(Ordering::Relaxed),
+            ]
+        });
+        // `Iterator::` spelled out: pin-init's blanket `Init::chain` is in scope too.
+        let queues = Iterator::chain(tx, rx);
+        let driver = Iterator::chain(queues, [self.rx_bad_rrd.load(Ordering::Relaxed)]);
+        for (o, x) in out
+            .iter_mut()
+            .zip(Iterator::chain(driver, self.mac_counters()))
+        {
+            *o = x;
         }
     }
 

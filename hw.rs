@@ -620,15 +620,7 @@ impl Hw {
         }
         let id1 = self.read_phy(io, mii::PHYSID1)?;
         let id2 = self.read_phy(io, mii::PHYSID2)?;
-        self.write_phy(io, mii::ADVERTISE, mii::ADVERTISE_DEFAULT)?;
-        if self.nic.gigabit() {
-            self.write_phy(io, mii::CTRL1000, mii::CTRL1000_DEFAULT)?;
-        }
-        self.write_phy(
-            io,
-            mii::BMCR,
-            mii::BMCR_RESET | mii::BMCR_ANENABLE | mii::BMCR_ANRESTART,
-        )?;
+        self.restart_autoneg(io, link_mode::AUTONEG)?;
         Ok((u32::from(id1) << 16) | u32::from(id2))
     }
 

@@ -38,14 +38,6 @@ PY
 sleep 0.5
 baseline=$(snapshot)
 
-probe() {
-	local drv
-	drv=$(basename "$(readlink -f /sys/class/net/eth0/device/driver)")
-	[ "$drv" = "$DRIVER" ] || { echo "eth0 is bound to '$drv', not $DRIVER"; return 1; }
-	[ "$(cat /sys/class/net/eth0/device/vendor)" = 0x1969 ] || return 1
-	[ "$(cat /sys/class/net/eth0/device/device)" = 0x1083 ] || return 1
-	ip link show eth0
-}
 
 
 ethtool_speed() {
@@ -148,7 +140,7 @@ PY
 	return 1
 }
 
-check "probe: eth0 is the card, bound to $DRIVER" probe
+check "probe: eth0 is the card, bound to $DRIVER" dut_probed
 check "link up" link_up
 check "ethtool eth0 speed/duplex ($PERSONALITY)" ethtool_speed
 check "ping IPv4 DUT -> peer, 200 packets" ping_ok ping -c 200 -i 0.01 -W 2 192.0.2.2
@@ -163,18 +155,6 @@ if [ "$PERSONALITY" = mikrotik ]; then
 fi
 check "down/up" down_up
 check "sim counters agree with ip -s link on both ends" counters_agree
-
-# Unloading the driver removes its net_device and leaves the kernel log clean.
-unload() {
-	local n
-	ip link set eth0 down
-	rmmod "$DRIVER" || return 1
-	for n in /sys/class/net/*; do
-		[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] &&
-			{ echo "$(basename "$n") still registered"; return 1; }
-	done
-	kernel_log_clean
-}
 
 # The cable: the model takes the link down and up (SIM_CONTROL); the carrier follows and
 # traffic resumes.
@@ -194,6 +174,6 @@ link_flap() {
 
 check "link flap: carrier follows the link, traffic resumes" link_flap
 check "kernel log: no warning, oops or lockdep report" kernel_log_clean
-check "rmmod $DRIVER leaves no net_device behind" unload
+check "rmmod $DRIVER leaves no net_device behind" driver_unloads
 
 summary

@@ -16,6 +16,9 @@
 # sim_control COMMAND     hands the model a control command (SIM_CONTROL)
 # sim KEY[.KEY...]        a value from the model's counters (SIM_STATS; arrays on one line)
 # kernel_log_clean        fails on any warning, oops, lockdep or watchdog report in dmesg
+# dut_probed              eth0 is the card (1969:1083), bound to $DRIVER
+# driver_unloads          eth0 down, rmmod $DRIVER: no net_device of the card is left, and
+#                         kernel_log_clean
 #
 # JSON is read with jq: a TCG guest takes most of a second to start python.
 
@@ -87,4 +90,24 @@ kernel_log_clean() {
 	local bad
 	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|circular locking|inconsistent lock|lock order|sleeping function|rust_panic|panicked at|NETDEV WATCHDOG')
 	[ -z "$bad" ] || { echo "$bad" | head -20; return 1; }
+}
+
+dut_probed() {
+	local drv
+	drv=$(basename "$(readlink -f /sys/class/net/eth0/device/driver)")
+	[ "$drv" = "$DRIVER" ] || { echo "eth0 is bound to '$drv', not $DRIVER"; return 1; }
+	[ "$(cat /sys/class/net/eth0/device/vendor)" = 0x1969 ] || return 1
+	[ "$(cat /sys/class/net/eth0/device/device)" = 0x1083 ] || return 1
+	ip link show eth0
+}
+
+driver_unloads() {
+	local n
+	ip link set eth0 down
+	rmmod "$DRIVER" || return 1
+	for n in /sys/class/net/*; do
+		[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] &&
+			{ echo "$(basename "$n") still registered"; return 1; }
+	done
+	kernel_log_clean
 }

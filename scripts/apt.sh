@@ -41,6 +41,8 @@ xapt_init() {
 		{ tail -20 "$d/update.log" >&2; die "apt-get update for $* failed"; }
 }
 
+# A mirror that lags serves sid Release files past their Valid-Until date: accept them (the
+# archive signature is still checked).
 xapt() {
 	local name=$1 tool=$2 d
 	shift 2
@@ -49,7 +51,7 @@ xapt() {
 		-o Dir::State="$d" -o Dir::State::Lists="$d/lists" -o Dir::State::status="$d/status" \
 		-o Dir::Cache="$d/cache" -o Dir::Cache::Archives="$d/archives" \
 		-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null \
-		-o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
+		-o Debug::NoLocking=1 -o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false "$@"
 }
 
 candidate() { # NAME PKG [SUITE]: candidate version in that private config

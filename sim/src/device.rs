@@ -998,6 +998,33 @@ impl Device {
             "tso_frames": c.tso_frames,
             "csum_inserted": c.csum_inserted,
             "protocol_errors": c.protocol_errors,
+            "rings": self.rings_json(),
+        })
+    }
+
+    /// The ring geometry the driver programmed, per queue, and the memory it hands the card:
+    /// descriptor rings (TPD, RFD, RRD) and the rx buffers the RFDs point at, in bytes.
+    fn rings_json(&self) -> serde_json::Value {
+        let tpd = self
+            .reg::<regs::TPD_RING_SIZE>()
+            .field(regs::TPD_RING_SIZE::SIZE) as usize;
+        let rfd = self
+            .reg::<regs::RFD_RING_SIZE>()
+            .field(regs::RFD_RING_SIZE::SIZE) as usize;
+        let rrd = self
+            .reg::<regs::RRD_RING_SIZE>()
+            .field(regs::RRD_RING_SIZE::SIZE) as usize;
+        let buf = self
+            .reg::<regs::RX_BUF_SIZE>()
+            .field(regs::RX_BUF_SIZE::SIZE) as usize;
+        serde_json::json!({
+            "queues": self.queues(),
+            "tpd": tpd,
+            "rfd": rfd,
+            "rrd": rrd,
+            "rx_buf_size": buf,
+            "descriptor_bytes_per_queue": tpd * TPD_SIZE + rfd * RFD_SIZE + rrd * RRD_SIZE,
+            "rx_buffer_bytes_per_queue": rfd * buf,
         })
     }
 }

@@ -15,6 +15,7 @@ pub mod mem_env;
 pub mod net;
 pub mod pci;
 pub mod phy;
+pub(crate) mod testbed;
 
 #[path = "../../regs.rs"]
 pub(crate) mod regs;

@@ -8,7 +8,8 @@ use std::time::Duration;
 use crate::device::{Device, Personality};
 use crate::net;
 use crate::regs::{self, queue, Register};
-use crate::ring::{self, tpd, Rfd, Rrd, Tpd};
+use crate::ring::{self, tpd, Rrd, Tpd};
+use crate::testbed;
 use crate::MemEnv;
 
 const MAC: [u8; 6] = [0x00, 0x13, 0x74, 0x00, 0x5c, 0x38];
@@ -22,63 +23,27 @@ const RING: u16 = 64;
 type TestEnv = MemEnv;
 
 fn w32(d: &mut Device, e: &mut TestEnv, off: usize, v: u32) {
-    d.mmio_write(e, off as u64, 4, u64::from(v));
+    testbed::w32(d, e, off, v);
 }
 
 fn r32(d: &mut Device, e: &mut TestEnv, off: usize) -> u32 {
     d.mmio_read(e, off as u64, 4) as u32
 }
 
+const LAYOUT: testbed::Layout = testbed::Layout {
+    tpd: TPD_BASE,
+    rfd: RFD_BASE,
+    rrd: RRD_BASE,
+    ring: RING,
+    rx_buf: 1536,
+};
+
 /// A card brought up the way atl1c_configure + atl1c_start_mac leave it, with MSI-style
 /// interrupts unmasked and no moderation.
 fn up(pers: Personality) -> (Device, TestEnv) {
     let mut d = Device::new(pers, MAC);
     let mut e = TestEnv::new();
-    d.cfg.write(0x04, &[0x06, 0x00]); // memory + bus master
-    if pers == Personality::Mikrotik {
-        w32(&mut d, &mut e, regs::MT_MODE::OFFSET, 1);
-    }
-    w32(&mut d, &mut e, regs::TX_BASE_ADDR_HI::OFFSET, 0);
-    for q in 0..4 {
-        let o = u32::from(q as u16) * 0x1000;
-        w32(&mut d, &mut e, queue::TPD_ADDR_LO[q], TPD_BASE as u32 + o);
-        w32(
-            &mut d,
-            &mut e,
-            queue::RFD_HEAD_ADDR_LO[q],
-            RFD_BASE as u32 + o,
-        );
-        w32(
-            &mut d,
-            &mut e,
-            queue::RRD_HEAD_ADDR_LO[q],
-            RRD_BASE as u32 + o,
-        );
-    }
-    w32(&mut d, &mut e, regs::TPD_RING_SIZE::OFFSET, u32::from(RING));
-    w32(&mut d, &mut e, regs::RFD_RING_SIZE::OFFSET, u32::from(RING));
-    w32(&mut d, &mut e, regs::RRD_RING_SIZE::OFFSET, u32::from(RING));
-    w32(&mut d, &mut e, regs::RX_BUF_SIZE::OFFSET, 1536);
-    w32(&mut d, &mut e, regs::MTU::OFFSET, 1522);
-    w32(&mut d, &mut e, regs::LOAD_PTR::OFFSET, 1);
-    w32(
-        &mut d,
-        &mut e,
-        regs::TXQ_CTRL::OFFSET,
-        regs::TXQ_CTRL::EN.mask(),
-    );
-    w32(
-        &mut d,
-        &mut e,
-        regs::RXQ_CTRL::OFFSET,
-        regs::RXQ_CTRL::EN.mask(),
-    );
-    let mac = regs::MAC_CTRL::default()
-        .with_bit(regs::MAC_CTRL::TX_EN, true)
-        .with_bit(regs::MAC_CTRL::RX_EN, true)
-        .with_bit(regs::MAC_CTRL::BC_EN, true);
-    w32(&mut d, &mut e, regs::MAC_CTRL::OFFSET, mac.raw());
-    w32(&mut d, &mut e, regs::IMR::OFFSET, !(1u32 << 31));
+    testbed::up(&mut d, &mut e, LAYOUT);
     (d, e)
 }
 
@@ -86,11 +51,7 @@ fn up(pers: Personality) -> (Device, TestEnv) {
 fn post_rfds(d: &mut Device, e: &mut TestEnv, q: usize, n: u16) {
     for i in 0..n {
         let addr = BUFS + (q as u64 * 0x1_0000) + u64::from(i) * 2048;
-        let rfd = Rfd { buffer_addr: addr };
-        e.put(
-            RFD_BASE + q as u64 * 0x1000 + u64::from(i) * 8,
-            &rfd.to_bytes(),
-        );
+        testbed::put_rfd(e, LAYOUT, q, i, addr);
     }
     w32(d, e, queue::RFD_PROD_IDX[q], u32::from(n));
 }
@@ -171,17 +132,11 @@ fn mac_stats_clear_on_read() {
 fn post_tpd(e: &mut TestEnv, idx: u16, data: &[u8], word1: u32) {
     let addr = BUFS + 0x8_0000 + u64::from(idx) * 2048;
     e.put(addr, data);
-    let t = Tpd {
-        buffer_len: data.len() as u16,
-        vlan_tag: 0,
-        word1: word1 | tpd::EOP.mask(),
-        buffer_addr: addr,
-    };
-    e.put(TPD_BASE + u64::from(idx) * 16, &t.to_bytes());
+    testbed::put_tpd(e, LAYOUT, idx, addr, data.len(), word1);
 }
 
 fn doorbell(d: &mut Device, e: &mut TestEnv, q: usize, pidx: u16) {
-    d.mmio_write(e, queue::TPD_PIDX[q] as u64, 2, u64::from(pidx));
+    testbed::doorbell(d, e, q, pidx);
 }
 
 #[test]
@@ -532,5 +487,21 @@ mod fuzz {
             e.now += Duration::from_secs(1);
             d.tick(&mut e);
         }
+    }
+}
+
+/// The stats report the ring geometry and the memory the driver handed the card, from the
+/// registers it programmed: 4 queues on Mikrotik (MT_MODE_4Q), 1 on AR8151.
+#[test]
+fn stats_report_ring_memory() {
+    for (pers, queues) in [(Personality::Mikrotik, 4), (Personality::Ar8151, 1)] {
+        let (d, _e) = up(pers);
+        let r = &d.stats_json()["rings"];
+        let n = u64::from(RING);
+        assert_eq!(r["queues"], queues);
+        assert_eq!(r["tpd"], n);
+        assert_eq!(r["rx_buf_size"], 1536);
+        assert_eq!(r["descriptor_bytes_per_queue"], n * (16 + 8 + 16));
+        assert_eq!(r["rx_buffer_bytes_per_queue"], n * 1536);
     }
 }

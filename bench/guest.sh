@@ -13,6 +13,9 @@
 #           the model delivered per second of the flood, frames it dropped for lack of RFDs,
 #           MMIO reads/writes and interrupts per delivered frame
 #   tcp     iperf3 each direction: Gbit/s and retransmits (MTU 1500; 9000 on Mikrotik)
+#   memory  descriptor ring and rx buffer bytes per queue that the driver hands the card, at
+#           MTU 1500 and the personality's jumbo MTU (the model reads them from the ring
+#           geometry programmed: what the card may touch, not what the allocator rounds to)
 #   rr      netperf TCP_RR transactions/s and ping RTT percentiles, for atl1c_rs at rx-usecs
 #           0, 10, 50, 200, 400 and adaptive-rx; for the C driver at its fixed default
 #
@@ -141,6 +144,13 @@ rr() { # SETTING (a label: "default", "rx-usecs N", "adaptive-rx")
 		'{figure: "rr", setting: $s, trans_per_s: ($t | tonumber), ping_ms: $p}')"
 }
 
+memory() { # MTU
+	ip link set eth0 mtu "$1" || return 1
+	link_up >/dev/null || return 1
+	emit "$(jq -c --arg mtu "$1" '.rings | {figure: "memory", mtu: ($mtu | tonumber),
+		queues, descriptor_bytes_per_queue, rx_buffer_bytes_per_queue}' "$SIM_STATS")"
+}
+
 measure() { # what: runs "$@", says so if it failed
 	"$@" || fail "$*"
 }
@@ -161,6 +171,10 @@ for m in $mtus; do
 	measure tcp "$m" 0
 	measure tcp "$m" 1
 done
+jumbo=9000
+[ "$PERSONALITY" = ar8151 ] && jumbo=6000 # the AR8151's jumbo limit is 6 KiB frames
+measure memory 1500
+measure memory "$jumbo"
 ip link set eth0 mtu 1500
 remote ip link set peer0 mtu 1500
 link_up >/dev/null

@@ -10,6 +10,7 @@
 // The shared files describe the whole register map; the model uses part of it.
 #![allow(dead_code)]
 
+pub mod ceiling;
 pub mod device;
 pub mod mem_env;
 pub mod net;

@@ -16,17 +16,20 @@
 #   memory  descriptor ring and rx buffer bytes per queue that the driver hands the card, at
 #           MTU 1500 and the personality's jumbo MTU (the model reads them from the ring
 #           geometry programmed: what the card may touch, not what the allocator rounds to)
+#   profile atl1c_rs at pktgen burst 32: the top kernel symbols (perf, cpu-clock sampling: a
+#           TCG guest has no hardware counters), all CPUs
 #   rr      netperf TCP_RR transactions/s and ping RTT percentiles, for atl1c_rs at rx-usecs
 #           0, 10, 50, 200, 400 and adaptive-rx; for the C driver at its fixed default
 #
-# BENCH_QUICK=1 (set by bench/run) takes one short pass of each.
+# BENCH_QUICK=1 (set by bench/run) takes one short pass of each; BENCH_QUICK=selftest only
+# a short tx pass (bench/run --selftest, in make check).
 set -u
 source "$VM_LIB"
 QUICK=${BENCH_QUICK:-0}
 TX_COUNT=200000 RX_COUNT=100000 TCP_SECONDS=10 RR_SECONDS=10 PINGS=200
 BURSTS="1 2 4 8 16 32 64"
 RX_USECS="0 10 50 200 400"
-if [ "$QUICK" = 1 ]; then
+if [ "$QUICK" != 0 ]; then
 	TX_COUNT=20000 RX_COUNT=20000 TCP_SECONDS=3 RR_SECONDS=3 PINGS=50
 	BURSTS="1 32"
 	RX_USECS="10 200"
@@ -82,7 +85,8 @@ pktgen_result() { # NS DEV QUEUES...
 		"${run[@]}" cat "/proc/net/pktgen/$dev@$q"
 	done | awk '/^Result: OK:/ { n++; gsub(/\(.*/, "", $3); if ($3 + 0 > us) us = $3 + 0 }
 		{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+pps$/) { sub(/pps$/, "", $i); pps += $i } }
-		END { if (n == 0) exit 1; printf "{\"pps\": %d, \"usec\": %d}\n", pps, us }'
+		/pkts-sofar:/ { sent += $2 }
+		END { if (n == 0) exit 1; printf "{\"pps\": %d, \"usec\": %d, \"sent\": %d}\n", pps, us, sent }'
 }
 
 tx() { # BURST QUEUES...
@@ -96,7 +100,7 @@ tx() { # BURST QUEUES...
 	emit "$(jq -nc --argjson a "$c0" --argjson b "$c1" --argjson r "$res" \
 		--arg burst "$burst" --arg queues "$#" '
 		($b.tx - $a.tx) as $n | {figure: "tx", burst: ($burst | tonumber),
-		queues: ($queues | tonumber), pps: $r.pps, frames: $n,
+		queues: ($queues | tonumber), pps: $r.pps, sent: $r.sent, frames: $n,
 		doorbells_per_frame: ((($b.db | add) - ($a.db | add)) / $n),
 		mmio_reads_per_frame: (($b.rd - $a.rd) / $n),
 		mmio_writes_per_frame: (($b.wr - $a.wr) / $n),
@@ -151,16 +155,38 @@ memory() { # MTU
 		queues, descriptor_bytes_per_queue, rx_buffer_bytes_per_queue}' "$SIM_STATS")"
 }
 
+profile() {
+	local top
+	command -v perf >/dev/null || { echo "no perf in the guest" >&2; return 1; }
+	echo 0 >/proc/sys/kernel/kptr_restrict
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	pktgen_setup "" eth0 64 "$TX_COUNT" 32 192.0.2.2 "$peer_mac" 0 || return 1
+	perf record -q -a -e cpu-clock -F 2000 -o /tmp/perf.data -- \
+		bash -c 'echo start >/proc/net/pktgen/pgctrl' >/dev/null 2>&1 || return 1
+	top=$(perf report -q -i /tmp/perf.data --stdio --sort sym --percent-limit 1 2>/dev/null |
+		awk '$1 ~ /%$/ { pct = $1; sub(/%$/, "", pct); $1 = ""; $2 = "";
+			sub(/^ +/, ""); printf "%s{\"pct\": %s, \"symbol\": \"%s\"}", sep, pct, $0; sep = "," }
+			NR >= 25 { exit }')
+	[ -n "$top" ] || return 1
+	emit "{\"figure\": \"profile\", \"burst\": 32, \"top\": [$top]}"
+}
+
 measure() { # what: runs "$@", says so if it failed
 	"$@" || fail "$*"
 }
 
+if [ "$QUICK" = selftest ]; then
+	measure tx 32 0
+	echo "BENCH-DONE"
+	exit 0
+fi
 queues=1
 [ "$PERSONALITY" = mikrotik ] && queues=4
 for b in $BURSTS; do
 	measure tx "$b" 0
 done
 [ "$queues" = 4 ] && measure tx 32 0 1 2 3
+[ "$DRIVER" = atl1c_rs ] && measure profile
 
 measure rx 64
 measure rx 1500

@@ -193,7 +193,7 @@ pub fn measure(pers: Personality, len: usize, frames: u64) -> std::io::Result<Ce
             let (d, e) = &mut *g;
             d.receive(e, &buf[..len]);
             n += 1;
-            if n % u64::from(BATCH) == 0 {
+            if n.is_multiple_of(u64::from(BATCH)) {
                 // The refill: the producer index one behind the consumer, a full ring again.
                 let prod = ((n % u64::from(RING)) as u16 + RING - 1) % RING;
                 for q in 0..queues {

@@ -17,6 +17,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::device::{Device, Env, Personality};
+use crate::mem_env::MemEnv;
 use crate::regs::queue;
 use crate::testbed::{self, Layout};
 
@@ -35,9 +36,9 @@ const RX_BUF: u64 = 0x20_0000;
 /// Descriptors per doorbell and per RFD refill: a driver at pktgen burst 32.
 const BATCH: u16 = 32;
 
-/// Guest memory as a vector; frames to a sender thread, as `atl1c-sim`'s `Io` does.
+/// Guest memory as `MemEnv` has it; frames to a sender thread, as `atl1c-sim`'s `Io` does.
 struct WireEnv {
-    mem: Vec<u8>,
+    mem: MemEnv,
     wire: Sender<Vec<u8>>,
     irqs: u64,
     start: Instant,
@@ -45,28 +46,11 @@ struct WireEnv {
 
 impl Env for WireEnv {
     fn dma_read(&mut self, addr: u64, buf: &mut [u8]) -> bool {
-        let a = addr as usize;
-        match a.checked_add(buf.len()).and_then(|e| self.mem.get(a..e)) {
-            Some(s) => {
-                buf.copy_from_slice(s);
-                true
-            }
-            None => false,
-        }
+        self.mem.dma_read(addr, buf)
     }
 
     fn dma_write(&mut self, addr: u64, data: &[u8]) -> bool {
-        let a = addr as usize;
-        match a
-            .checked_add(data.len())
-            .and_then(|e| self.mem.get_mut(a..e))
-        {
-            Some(s) => {
-                s.copy_from_slice(data);
-                true
-            }
-            None => false,
-        }
+        self.mem.dma_write(addr, data)
     }
 
     fn transmit(&mut self, frame: &[u8]) {
@@ -133,7 +117,10 @@ pub fn measure(pers: Personality, len: usize, frames: u64) -> std::io::Result<Ce
     let mac = [0x00, 0x13, 0x74, 0x00, 0x5c, 0x38];
     let mut dev = Device::new(pers, mac);
     let mut env = WireEnv {
-        mem: vec![0; MEM],
+        mem: MemEnv {
+            mem: vec![0; MEM],
+            ..MemEnv::new()
+        },
         wire: wire_tx,
         irqs: 0,
         start: Instant::now(),

@@ -96,6 +96,9 @@ pub struct Counters {
     pub rx_dropped: [u64; 4],
     /// Frames not received for other reasons (receiver off, filtered, oversize).
     pub rx_filtered: u64,
+    /// `rx_filtered` by reason, indexed by [`RxFiltered`]: every frame from the wire lands in
+    /// exactly one of `rx_frames`, `rx_dropped` and `rx_filtered`.
+    pub rx_filtered_by: [u64; RxFiltered::COUNT],
     /// Received frames flagged as TCP/UDP with a good checksum (Mikrotik RRD word 3 bit 19).
     pub rx_l4_csum_good: u64,
     /// TSO super-frames segmented.
@@ -104,6 +107,82 @@ pub struct Counters {
     pub csum_inserted: u64,
     /// Driver protocol errors, by kind.
     pub protocol_errors: BTreeMap<&'static str, u64>,
+    /// Faults injected by [`Device::inject`], by SIM_STATS key (`dma_error`: error interrupts
+    /// raised; `reset_stuck`: soft resets that never went idle), so that a scenario can tell an
+    /// injected fault from one that never happened.
+    pub faults: BTreeMap<&'static str, u64>,
+    /// MAC soft resets (`MASTER_CTRL` SOFT_RST written), completed or not.
+    pub soft_resets: u64,
+}
+
+/// A fault the model can inject (SIM_CONTROL commands, `Documentation/sim.rst`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The tx DMA engine hangs until a soft reset (`tx hang`).
+    TxHang,
+    /// ISR raises the DMA read and write timeout bits (`dma error`): the C driver resets.
+    DmaError,
+    /// Every later soft reset leaves `IDLE_STATUS` busy (`reset stuck`), until `reset ok`.
+    ResetStuck,
+    /// Soft resets complete again (`reset ok`).
+    ResetOk,
+}
+
+impl Fault {
+    /// The fault a SIM_CONTROL command names, if any.
+    pub fn from_command(cmd: &str) -> Option<Self> {
+        Some(match cmd {
+            "tx hang" => Self::TxHang,
+            "dma error" => Self::DmaError,
+            "reset stuck" => Self::ResetStuck,
+            "reset ok" => Self::ResetOk,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a frame from the wire was not received (SIM_STATS `rx_filtered_reasons`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxFiltered {
+    /// No link.
+    LinkDown,
+    /// The receiver is off (MAC_CTRL RX_EN or RXQ_CTRL EN clear: the driver stopped it).
+    RxOff,
+    /// Shorter than an Ethernet header.
+    Runt,
+    /// Not for this MAC (unicast, multicast hash, broadcast filters).
+    Address,
+    /// Longer than the MTU register, the card or the rx buffer allows.
+    Oversize,
+    /// The driver programmed the rings so that the frame could not be placed (a protocol
+    /// error, counted in `protocol_errors` too).
+    DriverError,
+}
+
+impl RxFiltered {
+    /// Number of reasons.
+    pub const COUNT: usize = 6;
+    /// Every reason, in index order.
+    pub const ALL: [RxFiltered; Self::COUNT] = [
+        Self::LinkDown,
+        Self::RxOff,
+        Self::Runt,
+        Self::Address,
+        Self::Oversize,
+        Self::DriverError,
+    ];
+
+    /// The SIM_STATS key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::LinkDown => "link_down",
+            Self::RxOff => "rx_off",
+            Self::Runt => "runt",
+            Self::Address => "address",
+            Self::Oversize => "oversize",
+            Self::DriverError => "driver_error",
+        }
+    }
 }
 
 const ISR_TX: u32 = (1 << 15) | (1 << 28) | (1 << 29) | (1 << 30);
@@ -179,6 +258,8 @@ pub struct Device {
     /// Fault: the tx DMA engine hangs (doorbells are counted but nothing is fetched) until a
     /// soft reset.
     tx_hung: bool,
+    /// Fault: soft resets never report idle (`IDLE_STATUS` busy bits stay set).
+    reset_stuck: bool,
     mac_stats: [u32; MAC_STATS],
     /// The VPD EEPROM behind `EEPROM_CTRL` (AR8151 only; the Mikrotik NIC has none).
     eeprom: Option<Box<[u8; EEPROM_LEN]>>,
@@ -222,6 +303,7 @@ impl Device {
             rrd_prod: [0; 4],
             link: true,
             tx_hung: false,
+            reset_stuck: false,
             speed: match pers {
                 Personality::Mikrotik => 10000,
                 Personality::Ar8151 => 1000,
@@ -332,7 +414,13 @@ impl Device {
                 }
             }
             o if o == regs::MT_VERSION::OFFSET && self.mikrotik() => 0x0001_0002,
-            o if o == regs::IDLE_STATUS::OFFSET => 0,
+            o if o == regs::IDLE_STATUS::OFFSET => {
+                if self.reset_stuck {
+                    regs::IDLE_STATUS::BUSY.mask()
+                } else {
+                    0
+                }
+            }
             // atl1c_check_eeprom_exist: the TWSI bus sees the EEPROM.
             o if o == regs::TWSI_DEBUG::OFFSET && self.eeprom.is_some() => {
                 regs::TWSI_DEBUG::default()
@@ -436,6 +524,10 @@ impl Device {
     }
 
     fn soft_reset(&mut self) {
+        self.counters.soft_resets += 1;
+        if self.reset_stuck {
+            *self.counters.faults.entry("reset_stuck").or_default() += 1;
+        }
         for r in [
             regs::TXQ_CTRL::OFFSET,
             regs::RXQ_CTRL::OFFSET,
@@ -549,6 +641,20 @@ impl Device {
     /// Fault injection: hangs the tx engine until the driver soft-resets the MAC.
     pub fn hang_tx(&mut self) {
         self.tx_hung = true;
+    }
+
+    /// Injects `fault` (a SIM_CONTROL command).
+    pub fn inject(&mut self, env: &mut dyn Env, fault: Fault) {
+        match fault {
+            Fault::TxHang => self.hang_tx(),
+            Fault::DmaError => {
+                *self.counters.faults.entry("dma_error").or_default() += 1;
+                self.isr |= regs::ISR::DMAR_TO_RST.mask() | regs::ISR::DMAW_TO_RST.mask();
+                self.update_irq(env);
+            }
+            Fault::ResetStuck => self.reset_stuck = true,
+            Fault::ResetOk => self.reset_stuck = false,
+        }
     }
 
     fn doorbell(&mut self, env: &mut dyn Env, q: usize, pidx: u16) {
@@ -727,20 +833,32 @@ impl Device {
 
     /// A frame arrives from the wire (without FCS).
     pub fn receive(&mut self, env: &mut dyn Env, frame: &[u8]) {
-        if !self.link || !self.rx_enabled() || frame.len() < net::ETH_HLEN {
+        if let Err(why) = self.place(env, frame) {
             self.counters.rx_filtered += 1;
-            return;
+            self.counters.rx_filtered_by[why as usize] += 1;
+        }
+    }
+
+    /// Receives `frame` into an RFD (or drops it for want of one, counted in `rx_dropped`);
+    /// the reason it was not received otherwise.
+    fn place(&mut self, env: &mut dyn Env, frame: &[u8]) -> Result<(), RxFiltered> {
+        if !self.link {
+            return Err(RxFiltered::LinkDown);
+        }
+        if !self.rx_enabled() {
+            return Err(RxFiltered::RxOff);
+        }
+        if frame.len() < net::ETH_HLEN {
+            return Err(RxFiltered::Runt);
         }
         if !self.accepts(frame) {
-            self.counters.rx_filtered += 1;
             self.mac_stats[RX_ERR_ADDR] += 1;
-            return;
+            return Err(RxFiltered::Address);
         }
         let mtu = self.get(regs::MTU::OFFSET) as usize;
         if frame.len() + 4 > mtu || frame.len() > self.pers.max_frame() {
-            self.counters.rx_filtered += 1;
             self.mac_stats[RX_SZ_OV] += 1;
-            return;
+            return Err(RxFiltered::Oversize);
         }
         let mut f = frame.to_vec();
         let mut vlan = None;
@@ -763,32 +881,31 @@ impl Device {
             ring::RingIndex::new(rrd_count),
         ) else {
             self.error("rx_ring_size_invalid");
-            return;
+            return Err(RxFiltered::DriverError);
         };
         let prod = self.get(queue::RFD_PROD_IDX[q]) as u16;
         if !rfd_ring.contains(prod) {
             self.error("rfd_producer_out_of_range");
-            return;
+            return Err(RxFiltered::DriverError);
         }
         let cons = self.rfd_cons[q];
         if rfd_ring.used(prod, cons) == 0 {
             self.counters.rx_dropped[q] += 1;
             self.mac_stats[RX_RRD_OV] += 1;
-            return;
+            return Ok(());
         }
         if !self.cfg.bus_master() {
             self.error("dma_without_bus_master");
-            return;
+            return Err(RxFiltered::DriverError);
         }
         let buf_len = self
             .reg::<regs::RX_BUF_SIZE>()
             .field(regs::RX_BUF_SIZE::SIZE) as usize;
         if f.len() + 4 > buf_len {
             // Frames spanning several RFDs are not modelled (the C driver cannot take them).
-            self.counters.rx_filtered += 1;
             self.mac_stats[RX_SZ_OV] += 1;
             self.error("rx_frame_exceeds_rx_buf_size");
-            return;
+            return Err(RxFiltered::Oversize);
         }
         let rx_hi = u64::from(self.get(regs::RX_BASE_ADDR_HI::OFFSET)) << 32;
         let rfd_addr = (rx_hi | u64::from(self.get(queue::RFD_HEAD_ADDR_LO[q])))
@@ -796,7 +913,7 @@ impl Device {
         let mut b = [0u8; RFD_SIZE];
         if !env.dma_read(rfd_addr, &mut b) {
             self.error("dma_outside_guest_memory");
-            return;
+            return Err(RxFiltered::DriverError);
         }
         let buf = ring::Rfd::from_bytes(&b).buffer_addr;
         let fcs = net::crc32(&f).to_le_bytes();
@@ -804,7 +921,7 @@ impl Device {
         data.extend_from_slice(&fcs);
         if !env.dma_write(buf, &data) {
             self.error("dma_outside_guest_memory");
-            return;
+            return Err(RxFiltered::DriverError);
         }
         let len = data.len() as u32;
         let mut word3 = len | rrs::RXD_UPDATED.mask();
@@ -837,7 +954,7 @@ impl Device {
             + u64::from(rrd_idx) * RRD_SIZE as u64;
         if !env.dma_write(rrd_addr, &rrd.to_bytes()) {
             self.error("dma_outside_guest_memory");
-            return;
+            return Err(RxFiltered::DriverError);
         }
         self.rfd_cons[q] = rfd_ring.next(cons);
         self.rrd_prod[q] = rrd_ring.next(rrd_idx);
@@ -853,6 +970,7 @@ impl Device {
         self.mac_stats[RX_SZ_64 + size_bucket(data.len())] += 1;
         self.isr |= regs::ISR_RX_PKT[q];
         self.update_irq(env);
+        Ok(())
     }
 
     fn timers(&self) -> (Option<Duration>, Option<Duration>) {
@@ -973,6 +1091,9 @@ impl Device {
             },
             "link": self.link,
             "tx_hung": self.tx_hung,
+            "reset_stuck": self.reset_stuck,
+            "faults": c.faults,
+            "soft_resets": c.soft_resets,
             "mmio_reads": c.mmio_reads.values().sum::<u64>(),
             "mmio_writes": c.mmio_writes.values().sum::<u64>(),
             "mmio_reads_by_reg": by_reg(&c.mmio_reads),
@@ -994,6 +1115,10 @@ impl Device {
             "rx_frames_per_queue": c.rx_frames,
             "rx_dropped_per_queue": c.rx_dropped,
             "rx_filtered": c.rx_filtered,
+            "rx_filtered_reasons": RxFiltered::ALL
+                .iter()
+                .map(|r| (r.name(), c.rx_filtered_by[*r as usize]))
+                .collect::<BTreeMap<_, _>>(),
             "rx_l4_csum_good": c.rx_l4_csum_good,
             "tso_frames": c.tso_frames,
             "csum_inserted": c.csum_inserted,

@@ -26,5 +26,5 @@ pub(crate) mod ring;
 #[cfg(test)]
 mod model_tests;
 
-pub use device::{eeprom_image, Counters, Device, Env, Personality, EEPROM_LEN};
+pub use device::{eeprom_image, Counters, Device, Env, Fault, Personality, EEPROM_LEN};
 pub use mem_env::MemEnv;

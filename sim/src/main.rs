@@ -19,7 +19,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use atl1c_sim::{pci, Device, Env, Personality};
+use atl1c_sim::{pci, Device, Env, Fault, Personality};
 use vfio_bindings::bindings::vfio::{
     vfio_region_info, VFIO_IRQ_INFO_AUTOMASKED, VFIO_IRQ_INFO_EVENTFD, VFIO_IRQ_INFO_MASKABLE,
     VFIO_IRQ_INFO_NORESIZE, VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_IRQ_SET_DATA_EVENTFD,
@@ -124,6 +124,8 @@ struct Io {
     wire_queued: Arc<AtomicUsize>,
     /// Frames lost because the wire queue was full.
     wire_dropped: u64,
+    /// SIM_CONTROL commands not understood (logged; SIM_STATS `control_errors`).
+    control_errors: u64,
     start: Instant,
 }
 
@@ -365,6 +367,7 @@ fn write_stats(path: &Path, m: &Model) {
     let tmp = path.with_extension("tmp");
     let mut v = m.dev.stats_json();
     v["wire_tx_dropped"] = m.io.wire_dropped.into();
+    v["control_errors"] = m.io.control_errors.into();
     // The model's own clock, for rates that must not depend on the guest's timekeeping.
     v["time_us"] = (m.io.now().as_micros() as u64).into();
     let body = v.to_string();
@@ -388,8 +391,13 @@ fn control_file(path: &Path, m: &mut Model) {
     match cmd.trim() {
         "link up" => dev.set_link(io, true),
         "link down" => dev.set_link(io, false),
-        "tx hang" => dev.hang_tx(),
-        other => eprintln!("atl1c-sim: unknown control command {other:?}"),
+        other => match Fault::from_command(other) {
+            Some(f) => dev.inject(io, f),
+            None => {
+                io.control_errors += 1;
+                eprintln!("atl1c-sim: unknown control command {other:?}");
+            }
+        },
     }
 }
 
@@ -495,6 +503,7 @@ fn main() -> ExitCode {
                 wire: wire_tx,
                 wire_queued,
                 wire_dropped: 0,
+                control_errors: 0,
                 start: Instant::now(),
             },
         }),

@@ -185,6 +185,37 @@ fn tx_hang_fault_lasts_until_soft_reset() {
 }
 
 #[test]
+fn dma_error_raises_the_reset_conditions_and_is_counted() {
+    use crate::device::Fault;
+    let (mut d, mut e) = up(Personality::Mikrotik);
+    d.inject(&mut e, Fault::DmaError);
+    assert_eq!(e.irqs, 1);
+    let isr = r32(&mut d, &mut e, regs::ISR::OFFSET);
+    assert_eq!(
+        isr & regs::ISR_ERROR,
+        regs::ISR::DMAR_TO_RST.mask() | regs::ISR::DMAW_TO_RST.mask()
+    );
+    assert_eq!(d.counters.faults.get("dma_error"), Some(&1));
+}
+
+#[test]
+fn reset_stuck_keeps_the_mac_busy_until_reset_ok() {
+    use crate::device::Fault;
+    let mut e = TestEnv::new();
+    let mut d = Device::new(Personality::Ar8151, MAC);
+    d.inject(&mut e, Fault::ResetStuck);
+    w32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET, 1);
+    let busy = regs::IDLE_STATUS::BUSY.mask();
+    assert_eq!(r32(&mut d, &mut e, regs::IDLE_STATUS::OFFSET) & busy, busy);
+    assert_eq!(d.counters.faults.get("reset_stuck"), Some(&1));
+    d.inject(&mut e, Fault::ResetOk);
+    w32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET, 1);
+    assert_eq!(r32(&mut d, &mut e, regs::IDLE_STATUS::OFFSET) & busy, 0);
+    assert_eq!(d.counters.faults.get("reset_stuck"), Some(&1));
+    assert_eq!(Fault::from_command("reset  stuck"), None);
+}
+
+#[test]
 fn tx_waits_for_eop() {
     let (mut d, mut e) = up(Personality::Ar8151);
     let f = frame([2, 0, 0, 0, 0, 2], 120);
@@ -272,6 +303,51 @@ fn rx_without_free_rfd_is_dropped_and_counted() {
     assert_eq!(d.counters.rx_dropped[0], 2);
     // rx_rrd_ov is the C driver's rx_dropped.
     assert_eq!(r32(&mut d, &mut e, regs::stats::RX_BIN + 19 * 4), 2);
+}
+
+#[test]
+fn every_frame_from_the_wire_lands_in_one_counter_with_a_reason() {
+    use crate::device::RxFiltered;
+    let (mut d, mut e) = up(Personality::Ar8151);
+    post_rfds(&mut d, &mut e, 0, 2);
+    let sent = [
+        frame(MAC, 64),                // received
+        frame([2, 9, 9, 9, 9, 9], 64), // address
+        frame(MAC, 64)[..13].to_vec(), // runt
+        frame(MAC, 64),                // received
+        frame(MAC, 64),                // no free RFD: rx_dropped
+        frame(MAC, 1600),              // oversize
+    ];
+    for f in &sent {
+        d.receive(&mut e, f);
+    }
+    // The driver stops the receiver (MAC soft reset clears RX_EN).
+    w32(
+        &mut d,
+        &mut e,
+        regs::MASTER_CTRL::OFFSET,
+        regs::MASTER_CTRL::default()
+            .with_bit(regs::MASTER_CTRL::SOFT_RST, true)
+            .raw(),
+    );
+    d.receive(&mut e, &frame(MAC, 64));
+    d.set_link(&mut e, false);
+    d.receive(&mut e, &frame(MAC, 64));
+    let c = &d.counters;
+    let by = |r: RxFiltered| c.rx_filtered_by[r as usize];
+    assert_eq!(c.rx_frames[0], 2);
+    assert_eq!(c.rx_dropped[0], 1);
+    assert_eq!(by(RxFiltered::Address), 1);
+    assert_eq!(by(RxFiltered::Runt), 1);
+    assert_eq!(by(RxFiltered::Oversize), 1);
+    assert_eq!(by(RxFiltered::RxOff), 1);
+    assert_eq!(by(RxFiltered::LinkDown), 1);
+    assert_eq!(by(RxFiltered::DriverError), 0);
+    assert_eq!(c.rx_filtered, c.rx_filtered_by.iter().sum::<u64>());
+    assert_eq!(
+        c.rx_frames[0] + c.rx_dropped[0] + c.rx_filtered,
+        sent.len() as u64 + 2
+    );
 }
 
 #[test]

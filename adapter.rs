@@ -93,6 +93,9 @@ const MAC_STATS: usize = regs::stats::RX_COUNT + regs::stats::TX_COUNT;
 const RX_RRD_OV: usize = regs::stats::index("rx_rrd_ov");
 /// Index of `rx_rxf_ov` (rx FIFO overflow).
 const RX_RXF_OV: usize = regs::stats::index("rx_rxf_ov");
+/// The error interrupts that need a MAC reset (`ISR_ERROR` without `PHY_LINKDOWN`, which the
+/// link task handles).
+const ISR_RESET: u32 = regs::ISR_ERROR & !regs::ISR::PHY_LINKDOWN.mask();
 
 /// `NETIF_F_*` bits.
 mod features {
@@ -126,6 +129,12 @@ impl TxRing {
             bufs.push(None, GFP_KERNEL)?;
         }
         Ok(Self { desc, bufs })
+    }
+
+    /// Zeroes the TPD at `i`.
+    fn clear_tpd(&self, i: usize) -> Result {
+        dma_write!(self.desc, [try: i], [0u8; TPD_SIZE]);
+        Ok(())
     }
 }
 
@@ -195,6 +204,12 @@ impl RxRing {
     /// The RRD at `i`, as the device wrote it.
     fn read_rrd(&self, i: usize) -> Result<Rrd> {
         Ok(Rrd::from_bytes(&dma_read!(self.rrd, [try: i])))
+    }
+
+    /// Zeroes the RFD at `i`.
+    fn clear_rfd(&self, i: usize) -> Result {
+        dma_write!(self.rfd, [try: i], [0u8; RFD_SIZE]);
+        Ok(())
     }
 
     /// Clears the RRD at `i` (its updated bit with it) for the device to reuse.
@@ -276,8 +291,12 @@ pub(crate) struct Adapter<'a> {
     up: AtomicBool,
     /// The interrupt saw a link change; the task handles it.
     link_event: AtomicBool,
-    /// A tx timeout asked for a reset; the task does it.
+    /// A tx timeout or an error interrupt asked for a reset; the task does it.
     reset_pending: AtomicBool,
+    /// Error interrupts (DMA read/write or tx queue timeout) that asked for a reset.
+    hw_errors: AtomicU64,
+    /// Resets the task carried out (tx timeout, error interrupt).
+    resets: AtomicU64,
     napi: netdev::NapiSet,
     rx_csum: AtomicBool,
     intr_mask: AtomicU32,
@@ -367,6 +386,8 @@ impl<'a> Adapter<'a> {
                 up: AtomicBool::new(false),
                 link_event: AtomicBool::new(false),
                 reset_pending: AtomicBool::new(false),
+                hw_errors: AtomicU64::new(0),
+                resets: AtomicU64::new(0),
                 napi: netdev::NapiSet::new(),
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
                 intr_mask: AtomicU32::new(Self::intr_mask_for(max_queues)),
@@ -530,6 +551,30 @@ impl<'a> Adapter<'a> {
         Ok(())
     }
 
+    /// Counts the frames the card returned that NAPI never took (the MAC is stopped, NAPI
+    /// disabled): they are discarded with the ring, and each lands in `rxN_dropped`, so every
+    /// frame the card delivered is counted once. Bounded by the ring: the RRDs are the
+    /// device's to write.
+    fn rx_count_unpolled(&self, q: usize) {
+        let (Some(lock), Some(stats)) = (self.rx.get(q), self.rx_stats.get(q)) else {
+            return;
+        };
+        let r = lock.lock();
+        let ring = r.ring;
+        let mut i = r.rrd_next_to_clean;
+        let mut n = 0u64;
+        for _ in 0..ring.count() {
+            if !r.read_rrd(usize::from(i)).is_ok_and(|d| d.is_updated()) {
+                break;
+            }
+            n += 1;
+            i = ring.next(i);
+        }
+        if n > 0 {
+            stats.dropped.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
     fn rx_clean_ring(&self, q: usize) {
         let Some(lock) = self.rx.get(q) else {
             return;
@@ -541,6 +586,10 @@ impl<'a> Adapter<'a> {
                 netdev::unmap(&self.dma, b.dma, len, Dir::FromDevice, false);
                 b.skb.drop_reason(DropReason::DevReady);
             }
+        }
+        // No RFD keeps pointing at a buffer that is unmapped and freed.
+        for i in 0..r.bufs.len() {
+            let _ = r.clear_rfd(i);
         }
         r.rfd_next_to_use = 0;
         r.rfd_next_to_clean = 0;
@@ -566,6 +615,10 @@ impl<'a> Adapter<'a> {
                     skb.drop_reason(DropReason::DevReady);
                 }
             }
+        }
+        // No TPD keeps pointing at a buffer that is unmapped and freed.
+        for i in 0..t.bufs.len() {
+            let _ = t.clear_tpd(i);
         }
         if let Some(idx) = self.tx_idx.get(q) {
             idx.next_to_use.store(0, Ordering::Release);
@@ -681,7 +734,7 @@ impl<'a> Adapter<'a> {
     }
 
     fn tx_frame(&self, dev: NetDev, mut skb: SkBuff, more: bool) {
-        let info = skb.info();
+        let mut info = skb.info();
         let q = (info.queue as usize).min(self.queues().saturating_sub(1));
         let (Some(lock), Some(idx), Some(txq)) =
             (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
@@ -696,6 +749,18 @@ impl<'a> Adapter<'a> {
             return;
         };
         let ntu0 = idx.next_to_use.load(Ordering::Relaxed);
+        if info.gso_size != 0 {
+            // The header rewrite for segmentation may copy the head or trim padding beyond the
+            // IP length: the layout is read again after it.
+            if skb.tso_prep().is_err() {
+                drop(t);
+                self.doorbell(q, ntu0);
+                self.tx_stats[q].dropped.fetch_add(1, Ordering::Relaxed);
+                skb.drop_reason(DropReason::NoMem);
+                return;
+            }
+            info = skb.info();
+        }
         let offload = ring::TxOffload {
             gso_size: info.gso_size,
             gso_v6: info.gso_type & 0x10 != 0, // SKB_GSO_TCPV6
@@ -724,7 +789,7 @@ impl<'a> Adapter<'a> {
             return;
         }
         // Offload template for every TPD of the frame.
-        let mut res = if gso { skb.tso_prep() } else { Ok(()) };
+        let mut res = Ok(());
         let tmpl = match ring::tx_template(&offload) {
             Ok(t) => t,
             Err(_) => {
@@ -950,48 +1015,48 @@ impl<'a> Adapter<'a> {
         }
         done
     }
-}
 
-impl netdev::IrqHandler for Adapter<'_> {
-    fn handle(&self) -> bool {
+    /// Stops the interface: transmit, interrupts, NAPI, the MAC, the rings. Idempotent: after
+    /// an open that failed (a reset on a wedged card), NAPI is already disabled and the rings
+    /// are empty, and only what is still to do is done.
+    fn down(&self, dev: NetDev) {
         let io = self.io();
-        let isr = io.read::<regs::ISR>().raw();
-        let status = isr & self.intr_mask.load(Ordering::Relaxed);
-        if status == 0 || isr & regs::ISR::DIS_INT.mask() != 0 {
-            return false;
-        }
-        // Ack what we saw and hold further interrupts while scheduling.
-        io.write(regs::ISR(status | regs::ISR::DIS_INT.mask()));
-        if self.up.load(Ordering::Acquire) {
-            for q in 0..self.queues().min(regs::ISR_RX_PKT.len()) {
-                if status & regs::ISR_RX_PKT[q] != 0 {
-                    if let Some(n) = self.napi.get(q) {
-                        n.schedule();
-                    }
-                }
-                if status & regs::ISR_TX_PKT[q] != 0 {
-                    if let Some(n) = self.napi.get(self.max_queues + q) {
-                        n.schedule();
-                    }
-                }
+        if self.up.swap(false, Ordering::AcqRel) {
+            // Waits for a transmit in progress on another CPU.
+            dev.tx_disable();
+            io.write(regs::IMR(0));
+            io.write(regs::ISR(regs::ISR::DIS_INT.mask()));
+            io.flush();
+            for n in self.active_napis() {
+                n.disable();
             }
-            if status
-                & (regs::ISR::GPHY.mask()
-                    | regs::ISR::MANUAL.mask()
-                    | regs::ISR::PHY_LINKDOWN.mask())
-                != 0
-            {
-                self.link_event.store(true, Ordering::Release);
-                self.napi.schedule_task();
-            }
+            self.napi.dim_cancel();
         }
-        io.write(regs::ISR(0));
-        true
+        let _ = self.hw.reset_mac(&io);
+        dev.carrier_off();
+        netdev::bh_disabled(|| {
+            *self.link.lock() = None;
+            for q in 0..self.tx.len() {
+                self.tx_clean_ring(dev, q);
+            }
+            for q in 0..self.rx.len() {
+                self.rx_count_unpolled(q);
+                self.rx_clean_ring(q);
+            }
+        });
     }
-}
 
-impl netdev::NetDevOps for Adapter<'_> {
-    fn open(&self, dev: NetDev) -> Result {
+    /// Brings the interface up: MAC reset and configuration, rings, link, NAPI, interrupts.
+    /// On failure nothing is left running: the MAC reset, the rings emptied.
+    fn open_hw(&self, dev: NetDev) -> Result {
+        let r = self.open_inner(dev);
+        if r.is_err() {
+            self.down(dev);
+        }
+        r
+    }
+
+    fn open_inner(&self, dev: NetDev) -> Result {
         dev.carrier_off();
         let mtu = dev.mtu();
         let buf_len = if mtu > 1500 {
@@ -1035,28 +1100,83 @@ impl netdev::NetDevOps for Adapter<'_> {
         Ok(())
     }
 
-    fn stop(&self, dev: NetDev) {
-        self.up.store(false, Ordering::Release);
-        dev.stop_queues();
-        let io = self.io();
-        io.write(regs::IMR(0));
-        io.write(regs::ISR(regs::ISR::DIS_INT.mask()));
-        io.flush();
-        for n in self.active_napis() {
-            n.disable();
+    /// Stops and starts a running interface (tx timeout, link loss, ring or MTU change) with
+    /// the stack kept out meanwhile: detached, no transmit. If the open fails the device stays
+    /// detached with its carrier off, NAPI disabled and the rings empty, so `ip link set
+    /// down` and rmmod complete; the next `ip link set up` tries again.
+    fn restart(&self, dev: NetDev, f: impl FnOnce()) -> Result {
+        dev.detach();
+        self.down(dev);
+        f();
+        let r = self.open_hw(dev);
+        if r.is_ok() {
+            dev.attach();
         }
-        self.napi.dim_cancel();
-        let _ = self.hw.reset_mac(&io);
-        dev.carrier_off();
-        netdev::bh_disabled(|| {
-            *self.link.lock() = None;
-            for q in 0..self.tx.len() {
-                self.tx_clean_ring(dev, q);
+        r
+    }
+}
+
+impl netdev::IrqHandler for Adapter<'_> {
+    fn handle(&self) -> bool {
+        let io = self.io();
+        let isr = io.read::<regs::ISR>().raw();
+        let status = isr & self.intr_mask.load(Ordering::Relaxed);
+        if status == 0 || isr & regs::ISR::DIS_INT.mask() != 0 {
+            return false;
+        }
+        // Ack what we saw and hold further interrupts while scheduling.
+        io.write(regs::ISR(status | regs::ISR::DIS_INT.mask()));
+        if status & ISR_RESET != 0 && self.up.load(Ordering::Acquire) {
+            // atl1c_intr: a DMA or tx queue timeout needs a MAC reset. Interrupts stay held
+            // (ISR_DIS_INT) until the reset reprograms the card.
+            self.hw_errors.fetch_add(1, Ordering::Relaxed);
+            self.reset_pending.store(true, Ordering::Release);
+            self.napi.schedule_task();
+            return true;
+        }
+        if self.up.load(Ordering::Acquire) {
+            for q in 0..self.queues().min(regs::ISR_RX_PKT.len()) {
+                if status & regs::ISR_RX_PKT[q] != 0 {
+                    if let Some(n) = self.napi.get(q) {
+                        n.schedule();
+                    }
+                }
+                if status & regs::ISR_TX_PKT[q] != 0 {
+                    if let Some(n) = self.napi.get(self.max_queues + q) {
+                        n.schedule();
+                    }
+                }
             }
-            for q in 0..self.rx.len() {
-                self.rx_clean_ring(q);
+            if status
+                & (regs::ISR::GPHY.mask()
+                    | regs::ISR::MANUAL.mask()
+                    | regs::ISR::PHY_LINKDOWN.mask())
+                != 0
+            {
+                self.link_event.store(true, Ordering::Release);
+                self.napi.schedule_task();
             }
-        });
+        }
+        io.write(regs::ISR(0));
+        true
+    }
+}
+
+impl netdev::NetDevOps for Adapter<'_> {
+    // The TPD's MSS field has 13 bits: at MTU 9000 a TCP segment (8948) does not fit, and the
+    // stack segments such skbs itself (the C driver masks the MSS and sends runts instead).
+    const MAX_GSO_SIZE: u32 = ring::TSO_MSS_MAX;
+
+    fn open(&self, dev: NetDev) -> Result {
+        self.open_hw(dev)
+    }
+
+    fn stop(&self, dev: NetDev) {
+        self.down(dev);
+        // A reset whose open failed left the device detached: `ip link set up` retries.
+        if !dev.present() {
+            dev.attach();
+        }
     }
 
     fn start_xmit(&self, dev: NetDev, skb: SkBuff, more: bool) {
@@ -1125,9 +1245,10 @@ impl netdev::NetDevOps for Adapter<'_> {
 
     fn task(&self, dev: NetDev) {
         if self.reset_pending.swap(false, Ordering::AcqRel) {
-            netdev::NetDevOps::stop(self, dev);
-            if netdev::NetDevOps::open(self, dev).is_err() {
-                pr_err!("reset failed; the interface stays down\n");
+            pr_warn!("resetting the MAC and the rings\n");
+            self.resets.fetch_add(1, Ordering::Relaxed);
+            if self.restart(dev, || {}).is_err() {
+                pr_err!("reset failed; the interface stays down until set down and up again\n");
             }
             return;
         }
@@ -1146,8 +1267,7 @@ impl netdev::NetDevOps for Adapter<'_> {
             // and the rings; open leaves the MAC stopped until the link returns.
             dev.carrier_off();
             pr_info!("link down\n");
-            netdev::NetDevOps::stop(self, dev);
-            if netdev::NetDevOps::open(self, dev).is_err() {
+            if self.restart(dev, || {}).is_err() {
                 pr_err!("ring reset after link down failed\n");
             }
         } else {
@@ -1241,7 +1361,8 @@ const TX_QUEUE_STATS: [&str; 7] = [
     "frames_per_doorbell",
     "stopped",
 ];
-const RX_QUEUE_STATS: [&str; 4] = ["packets", "bytes", "errors", "irqs"];
+const RX_QUEUE_STATS: [&str; 5] = ["packets", "bytes", "errors", "dropped", "irqs"];
+const DRIVER_STATS: [&str; 3] = ["rx_bad_rrd", "hw_errors", "resets"];
 
 impl Adapter<'_> {
     /// Programs the current moderation (`ethtool -C`, DIM) without touching anything else.
@@ -1306,14 +1427,11 @@ impl Adapter<'_> {
         dev: NetDev,
         f: impl FnOnce() -> core::result::Result<(), E>,
     ) -> core::result::Result<(), E> {
-        let running = self.up.load(Ordering::Acquire);
-        if running {
-            netdev::NetDevOps::stop(self, dev);
+        if !self.up.load(Ordering::Acquire) {
+            return f();
         }
-        let r = f();
-        if running {
-            netdev::NetDevOps::open(self, dev)?;
-        }
+        let mut r = Ok(());
+        self.restart(dev, || r = f())?;
         r
     }
 }
@@ -1563,7 +1681,10 @@ impl netdev::EthtoolOps for Adapter<'_> {
     }
 
     fn stats_count(&self) -> usize {
-        self.tx.len() * TX_QUEUE_STATS.len() + self.rx.len() * RX_QUEUE_STATS.len() + 1 + MAC_STATS
+        self.tx.len() * TX_QUEUE_STATS.len()
+            + self.rx.len() * RX_QUEUE_STATS.len()
+            + DRIVER_STATS.len()
+            + MAC_STATS
     }
 
     fn stats_names(&self, names: &mut netdev::StatNames<'_>) {
@@ -1577,7 +1698,9 @@ impl netdev::EthtoolOps for Adapter<'_> {
                 names.add(format_args!("rx{q}_{n}"));
             }
         }
-        names.add(format_args!("rx_bad_rrd"));
+        for n in DRIVER_STATS {
+            names.add(format_args!("{n}"));
+        }
         for n in regs::stats::NAMES {
             names.add(format_args!("mac_{n}"));
         }
@@ -1602,12 +1725,18 @@ impl netdev::EthtoolOps for Adapter<'_> {
                 s.packets.load(Ordering::Relaxed),
                 s.bytes.load(Ordering::Relaxed),
                 s.errors.load(Ordering::Relaxed),
+                s.dropped.load(Ordering::Relaxed),
                 s.completions.load(Ordering::Relaxed),
             ]
         });
         // `Iterator::` spelled out: pin-init's blanket `Init::chain` is in scope too.
         let queues = Iterator::chain(tx, rx);
-        let driver = Iterator::chain(queues, [self.rx_bad_rrd.load(Ordering::Relaxed)]);
+        let driver: [u64; DRIVER_STATS.len()] = [
+            self.rx_bad_rrd.load(Ordering::Relaxed),
+            self.hw_errors.load(Ordering::Relaxed),
+            self.resets.load(Ordering::Relaxed),
+        ];
+        let driver = Iterator::chain(queues, driver);
         for (o, x) in out
             .iter_mut()
             .zip(Iterator::chain(driver, self.mac_counters()))

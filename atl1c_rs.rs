@@ -178,7 +178,9 @@ impl pci::Driver for Atl1cDriver {
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
-        // The net_device is unregistered when the data drops; here only quiet the card.
+        // Close and unregister the interface while its interrupts are still served, then
+        // quiet the card; the line is freed when the data drops.
+        this.net.unregister();
         this.net.data().quiesce();
         this.net.synchronize_irq();
         dev_dbg!(pdev, "{} unbound\n", this.nic.name());

@@ -244,6 +244,9 @@ pub(crate) fn tx_template(o: &TxOffload) -> Result<Tpd, DescError> {
     Ok(t)
 }
 
+/// The largest TSO segment size a TPD can carry (its 13-bit MSS field).
+pub(crate) const TSO_MSS_MAX: u32 = tpd::MSS.max();
+
 /// The LSO v2 extension TPD that precedes an IPv6 TSO frame: flags and the total length.
 pub(crate) fn lso_ext(total_len: u32) -> Tpd {
     let mut t = Tpd::default();
@@ -528,6 +531,8 @@ mod tests {
         assert!(t.bit(tpd::LSO_EN));
         assert_eq!(t.set_field(tpd::MSS, 0x2000), Err(DescError::FieldOverflow));
         assert_eq!(t.field(tpd::MSS), 1448);
+        assert_eq!(TSO_MSS_MAX, 0x1fff);
+        assert_eq!(t.set_field(tpd::MSS, TSO_MSS_MAX), Ok(()));
         t.set_bit(tpd::LSO_EN, false);
         assert!(!t.bit(tpd::LSO_EN));
         assert!(t.bit(tpd::EOP));

@@ -86,6 +86,14 @@ int atl1c_rs_skb_tso_prep(struct sk_buff *skb)
 	return 0;
 }
 
+unsigned long long atl1c_rs_features_check(struct sk_buff *skb, unsigned long long features,
+					   u32 max_gso_size)
+{
+	if (skb_is_gso(skb) && skb_shinfo(skb)->gso_size > max_gso_size)
+		features &= ~NETIF_F_GSO_MASK;
+	return vlan_features_check(skb, features);
+}
+
 void *atl1c_rs_skb_frag(struct sk_buff *skb, u32 i, u32 *size)
 {
 	skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
@@ -114,6 +122,11 @@ void atl1c_rs_skb_set_vlan(struct sk_buff *skb, u16 tci)
 void *atl1c_rs_skb_data(struct sk_buff *skb)
 {
 	return skb->data;
+}
+
+u32 atl1c_rs_skb_linear_room(struct sk_buff *skb)
+{
+	return skb_headlen(skb) + skb_tailroom(skb);
 }
 
 int atl1c_rs_mc_list(struct net_device *dev, u8 *out, int max)
@@ -194,7 +207,16 @@ void atl1c_rs_bh_enable(void)
 	local_bh_enable();
 }
 
-void atl1c_rs_init_work(struct work_struct *w, void (*fn)(struct work_struct *))
+/*
+ * INIT_WORK gives each call site its own lockdep class: the task (which takes RTNL) and the
+ * DIM work (cancelled under RTNL) must not share one, or lockdep sees RTNL -> work -> RTNL.
+ */
+void atl1c_rs_init_task_work(struct work_struct *w, void (*fn)(struct work_struct *))
+{
+	INIT_WORK(w, fn);
+}
+
+void atl1c_rs_init_dim_work(struct work_struct *w, void (*fn)(struct work_struct *))
 {
 	INIT_WORK(w, fn);
 }

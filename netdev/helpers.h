@@ -68,14 +68,24 @@ unsigned long long atl1c_rs_skb_frag_map(struct device *dev, struct sk_buff *skb
 void atl1c_rs_skb_set_csum_unnecessary(struct sk_buff *skb);
 void atl1c_rs_skb_set_vlan(struct sk_buff *skb, u16 tci);
 void *atl1c_rs_skb_data(struct sk_buff *skb);
+/* Bytes of the linear buffer from skb->data on: the head, and the tailroom of a linear skb. */
+u32 atl1c_rs_skb_linear_room(struct sk_buff *skb);
 int atl1c_rs_mc_list(struct net_device *dev, u8 *out, int max);
 void atl1c_rs_set_parent(struct net_device *dev, struct device *parent);
 /* bit 0: IFF_PROMISC, bit 1: IFF_ALLMULTI */
 unsigned int atl1c_rs_rx_flags(struct net_device *dev);
 int atl1c_rs_xmit_more(void);
+/*
+ * ndo_features_check: GSO skbs whose segment size exceeds max_gso_size are segmented by the
+ * stack instead; then the VLAN checks the core applies when a driver has no features_check.
+ */
+unsigned long long atl1c_rs_features_check(struct sk_buff *skb, unsigned long long features,
+					   u32 max_gso_size);
 void atl1c_rs_bh_disable(void);
 struct work_struct;
-void atl1c_rs_init_work(struct work_struct *w, void (*fn)(struct work_struct *));
+/* One helper per work item: each INIT_WORK call site is its own lockdep class. */
+void atl1c_rs_init_task_work(struct work_struct *w, void (*fn)(struct work_struct *));
+void atl1c_rs_init_dim_work(struct work_struct *w, void (*fn)(struct work_struct *));
 int atl1c_rs_schedule_work(struct work_struct *w);
 void atl1c_rs_rtnl_lock(void);
 void atl1c_rs_rtnl_unlock(void);

@@ -142,13 +142,18 @@ impl SkBuff {
         kernel::error::to_result(unsafe { nb::atl1c_rs_skb_tso_prep(self.raw()) })
     }
 
-    /// Maps the linear part `[off, off + len)` for DMA.
+    /// Maps `[off, off + len)` of the linear buffer from `data` on (the head, and the tailroom
+    /// of a linear skb, where a receive buffer lies) for DMA; `EINVAL` beyond it.
     pub(crate) fn map_head(&self, dev: &DmaDev, off: u32, len: u32, dir: Dir) -> Result<DmaAddr> {
-        // SAFETY: valid skb; the linear data is at least `headlen` bytes and callers stay
-        // within it (checked against `info().headlen` by the tx path, the rx buffer length by
-        // the rx path).
+        // SAFETY: valid skb.
+        let room = unsafe { nb::atl1c_rs_skb_linear_room(self.raw()) };
+        if len == 0 || off.checked_add(len).is_none_or(|end| end > room) {
+            return Err(EINVAL);
+        }
+        // SAFETY: valid skb.
         let data = unsafe { nb::atl1c_rs_skb_data(self.raw()) }.cast::<u8>();
-        // SAFETY: `data + off` stays inside the linear buffer (see above).
+        // SAFETY: `off + len <= room` (checked above): `data + off` and the `len` bytes after
+        // it lie inside the skb's linear buffer.
         let ptr = unsafe { data.add(off as usize) };
         // SAFETY: `dev` is a valid device (invariant of `DmaDev`), `ptr`/`len` a kernel buffer.
         let addr = unsafe {
@@ -319,10 +324,32 @@ impl NetDev {
         unsafe { nb::netif_tx_start_all_queues(self.raw()) }
     }
 
-    /// Stops every tx queue.
-    pub(crate) fn stop_queues(&self) {
+    /// Stops every tx queue and waits for a transmit in progress on another CPU
+    /// (`netif_tx_disable`): afterwards no `start_xmit` runs until the queues are started.
+    /// Process context.
+    pub(crate) fn tx_disable(&self) {
+        // SAFETY: valid net_device; takes each tx queue's lock with softirqs off.
+        unsafe { nb::netif_tx_disable(self.raw()) }
+    }
+
+    /// Marks the device absent for the stack (`netif_device_detach`): its tx queues stop and
+    /// `ip link set up` fails with ENODEV until [`NetDev::attach`].
+    pub(crate) fn detach(&self) {
         // SAFETY: valid net_device.
-        unsafe { nb::netif_tx_stop_all_queues(self.raw()) }
+        unsafe { nb::netif_device_detach(self.raw()) }
+    }
+
+    /// Marks the device present again (`netif_device_attach`); a running device's queues
+    /// wake.
+    pub(crate) fn attach(&self) {
+        // SAFETY: valid net_device.
+        unsafe { nb::netif_device_attach(self.raw()) }
+    }
+
+    /// Whether the device is present (not detached).
+    pub(crate) fn present(&self) -> bool {
+        // SAFETY: valid net_device; reads its state bits.
+        unsafe { nb::netif_device_present(self.raw()) }
     }
 
     /// The tx queue `i`; `None` beyond the device's queues.
@@ -522,8 +549,10 @@ pub(crate) const MAX_NAPI: usize = 8;
 ///
 /// # Invariants
 ///
-/// Each non-null entry was stored from a [`Napi`] of a live [`Registration`]; the owner drops
-/// the interrupt line (the only reader outside callbacks) before the registration.
+/// Each non-null entry points into the private area of a net_device that
+/// [`Registration::new`] allocated, stored before it is registered (so that `ndo_open`, the
+/// interrupt handler and the task find every instance from the start) and cleared before it
+/// is freed; the owner frees the interrupt line (the only reader outside callbacks) first.
 pub(crate) struct NapiSet(
     [core::sync::atomic::AtomicPtr<nb::napi_struct>; MAX_NAPI],
     core::sync::atomic::AtomicPtr<kb::work_struct>,
@@ -628,12 +657,39 @@ impl NapiSet {
         }
     }
 
-    /// Stores instance `i`.
-    pub(crate) fn set(&self, i: usize, n: Napi) {
-        if let Some(slot) = self.0.get(i) {
-            // INVARIANT: `n` is a NAPI of a live registration.
-            slot.store(n.raw(), core::sync::atomic::Ordering::Release);
+    /// Stores the NAPI instances, the task and the DIM state of the private area `p`.
+    ///
+    /// # Safety
+    ///
+    /// `p` is the private area of a net_device allocated by [`Registration::new`] with `napi`
+    /// NAPI instances added, and [`NapiSet::clear`] runs before it is freed.
+    unsafe fn fill(&self, p: *mut Priv, napi: usize) {
+        use core::sync::atomic::Ordering;
+        // SAFETY: per the function's safety requirement `p` is a valid `Priv`; only
+        // addresses are taken.
+        let (base, task, dim) = unsafe {
+            (
+                (&raw mut (*p).napi).cast::<nb::napi_struct>(),
+                &raw mut (*p).task,
+                &raw mut (*p).dim,
+            )
+        };
+        for (i, slot) in self.0.iter().enumerate().take(napi) {
+            // INVARIANT: an added NAPI instance of `p`, within the array (`napi` <= MAX_NAPI).
+            slot.store(base.wrapping_add(i), Ordering::Release);
         }
+        self.1.store(task, Ordering::Release);
+        self.2.store(dim, Ordering::Release);
+    }
+
+    /// Forgets every pointer (before the net_device is freed).
+    fn clear(&self) {
+        use core::sync::atomic::Ordering;
+        for slot in &self.0 {
+            slot.store(core::ptr::null_mut(), Ordering::Release);
+        }
+        self.1.store(core::ptr::null_mut(), Ordering::Release);
+        self.2.store(core::ptr::null_mut(), Ordering::Release);
     }
 
     /// Instance `i`, once stored.
@@ -684,6 +740,9 @@ pub(crate) trait NetDevOps: Sync {
     fn poll(&self, dev: NetDev, napi: Napi, index: usize, budget: i32) -> i32;
     /// Where the interrupt handler finds the NAPI instances.
     fn napi_set(&self) -> &NapiSet;
+    /// The largest GSO segment size the hardware can cut (`ndo_features_check`): a GSO skb
+    /// with a larger `gso_size` is segmented by the stack, never handed to the driver.
+    const MAX_GSO_SIZE: u32;
     /// `ndo_fix_features`: drops what the current configuration cannot offer.
     fn fix_features(&self, dev: NetDev, features: u64) -> u64;
     /// `ndo_set_features`: `features` (already fixed) become active.
@@ -907,6 +966,21 @@ impl<T: NetDevOps> Vtable<T> {
         unsafe { nb::atl1c_rs_rtnl_unlock() };
     }
 
+    /// `features_check` trampoline.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core with a valid skb it is about to transmit.
+    unsafe extern "C" fn features_check(
+        skb: *mut kb::sk_buff,
+        _dev: *mut nb::net_device,
+        features: nb::netdev_features_t,
+    ) -> nb::netdev_features_t {
+        // SAFETY: a valid skb, per the function's safety requirement; the helper only reads
+        // its headers and shared info.
+        unsafe { nb::atl1c_rs_features_check(skb.cast(), features, T::MAX_GSO_SIZE) }
+    }
+
     const OPS: nb::net_device_ops = {
         // SAFETY: `net_device_ops` is plain data: all-zero is "no callback" for every field.
         let mut ops: nb::net_device_ops = unsafe { core::mem::zeroed() };
@@ -919,6 +993,7 @@ impl<T: NetDevOps> Vtable<T> {
         ops.ndo_validate_addr = Some(nb::eth_validate_addr);
         ops.ndo_change_mtu = Some(Self::change_mtu);
         ops.ndo_tx_timeout = Some(Self::tx_timeout);
+        ops.ndo_features_check = Some(Self::features_check);
         ops.ndo_fix_features = Some(Self::fix_features);
         ops.ndo_set_features = Some(Self::set_features);
         ops
@@ -947,13 +1022,17 @@ pub(crate) struct NetDevConfig {
 ///
 /// # Invariants
 ///
-/// `dev` is registered and its private area is a `Priv` whose `driver` points to the `T`
-/// given to [`Registration::new`], which outlives this value (the caller's obligation, see
-/// `new`). Dropping unregisters (waiting for every callback) and frees it.
+/// `dev` was allocated by [`Registration::new`] and is registered while `registered` is set;
+/// its private area is a `Priv` whose `driver` points to the `T` given to `new`, which outlives
+/// this value (the caller's obligation, see `new`). Dropping unregisters it (waiting for every
+/// callback) unless [`Registration::unregister`] did, cancels its work items and frees it.
 pub(crate) struct Registration<T: EthtoolOps> {
     dev: NetDev,
     napi: usize,
-    _t: PhantomData<*const T>,
+    /// Cleared once [`Registration::unregister`] ran; the net_device is freed on drop.
+    registered: core::sync::atomic::AtomicBool,
+    /// The driver, whose [`NapiSet`] points into the private area until it is freed.
+    driver: *const T,
 }
 
 // SAFETY: the registration is only a handle; the net_device is usable from any thread.
@@ -1009,30 +1088,52 @@ impl<T: EthtoolOps> Registration<T> {
                     nb::netif_napi_add_tx_weight(raw, n, Some(Vtable::<T>::poll), 64);
                 }
             }
-            nb::atl1c_rs_init_work(&raw mut (*p).task, Some(Vtable::<T>::task));
+            nb::atl1c_rs_init_task_work(&raw mut (*p).task, Some(Vtable::<T>::task));
             // The DIM state starts zeroed (alloc_etherdev zeroes the private area).
             (*p).dim.priv_ = p.cast();
-            nb::atl1c_rs_init_work(&raw mut (*p).dim.work, Some(dim_work::<T>));
+            nb::atl1c_rs_init_dim_work(&raw mut (*p).dim.work, Some(dim_work::<T>));
+            // ndo_open may run as soon as register_netdev returns (or before, from a notifier):
+            // the interrupt handler, NAPI scheduling and the task must find everything by then.
+            // INVARIANT (of `NapiSet`): cleared in `free`, which every path that frees `raw`
+            // goes through.
+            driver.napi_set().fill(p, cfg.napi);
         }
         // SAFETY: fully configured; register_netdev takes RTNL itself.
         let err = unsafe { nb::register_netdev(raw) };
         if err != 0 {
-            // SAFETY: never registered: delete the NAPIs and free.
-            unsafe { Self::free(raw, cfg.napi) };
+            // SAFETY: never registered: forget it, delete the NAPIs and free.
+            unsafe { Self::free(driver, raw, cfg.napi) };
             return Err(Error::from_errno(err));
         }
         // INVARIANT: registered, private area set up above.
         Ok(Self {
             dev: NetDev(dev),
             napi: cfg.napi,
-            _t: PhantomData,
+            registered: core::sync::atomic::AtomicBool::new(true),
+            driver,
         })
+    }
+
+    /// Unregisters the net_device (closing it first if it is up: `ndo_stop` runs), waiting for
+    /// every callback; the first call only. The interrupt line may still be live: the driver
+    /// stops its device in `ndo_stop` with interrupts still delivered.
+    pub(crate) fn unregister(&self) {
+        if self
+            .registered
+            .swap(false, core::sync::atomic::Ordering::AcqRel)
+        {
+            // SAFETY: registered until now (type invariant), and only this call unregisters.
+            unsafe { nb::unregister_netdev(self.dev.raw()) };
+        }
     }
 
     /// # Safety
     ///
-    /// `raw` is an unregistered net_device of ours with `napi` NAPIs added.
-    unsafe fn free(raw: *mut nb::net_device, napi: usize) {
+    /// `raw` is an unregistered net_device of ours with `napi` NAPIs added, and `driver` the
+    /// driver it was created for, alive.
+    unsafe fn free(driver: *const T, raw: *mut nb::net_device, napi: usize) {
+        // SAFETY: `driver` is alive (safety requirement).
+        unsafe { (*driver).napi_set().clear() };
         // SAFETY: per the safety requirement.
         unsafe {
             let p = nb::netdev_priv(raw).cast::<Priv>();
@@ -1047,36 +1148,6 @@ impl<T: EthtoolOps> Registration<T> {
     /// The net_device.
     pub(crate) fn dev(&self) -> NetDev {
         self.dev
-    }
-
-    fn task_ptr(&self) -> *mut kb::work_struct {
-        // SAFETY: registered device of ours: the private area is a `Priv`.
-        unsafe {
-            let p = nb::netdev_priv(self.dev.raw()).cast::<Priv>();
-            &raw mut (*p).task
-        }
-    }
-
-    fn dim_ptr(&self) -> *mut nb::dim {
-        // SAFETY: registered device of ours: the private area is a `Priv`.
-        unsafe {
-            let p = nb::netdev_priv(self.dev.raw()).cast::<Priv>();
-            &raw mut (*p).dim
-        }
-    }
-
-    /// NAPI instance `i`.
-    pub(crate) fn napi(&self, i: usize) -> Option<Napi> {
-        if i >= self.napi {
-            return None;
-        }
-        // SAFETY: registered device of ours (type invariant), `i` within the added NAPIs.
-        unsafe {
-            let p = nb::netdev_priv(self.dev.raw()).cast::<Priv>();
-            let base = (&raw mut (*p).napi).cast::<nb::napi_struct>();
-            // INVARIANT: an added NAPI of a registered device.
-            NonNull::new(base.add(i)).map(Napi)
-        }
     }
 }
 
@@ -1102,17 +1173,17 @@ unsafe extern "C" fn dim_work<T: EthtoolOps>(work: *mut kb::work_struct) {
 
 impl<T: EthtoolOps> Drop for Registration<T> {
     fn drop(&mut self) {
+        self.unregister();
         let raw = self.dev.raw();
-        // SAFETY: registered (type invariant); unregister_netdev stops the device and waits
-        // for every callback, so `driver` is no longer used afterwards.
-        // The task may still be queued (or re-queued until unregister completed): cancel it
-        // before the private area goes away.
+        // SAFETY: unregistered above: no callback runs any more. The task may still be
+        // queued (by an interrupt before the line was freed, or re-queued until unregister
+        // completed): cancel it and the DIM work before the private area goes away. The
+        // driver outlives this value (type invariant).
         unsafe {
-            nb::unregister_netdev(raw);
             let p = nb::netdev_priv(raw).cast::<Priv>();
             kb::cancel_work_sync(&raw mut (*p).task);
             kb::cancel_work_sync(&raw mut (*p).dim.work);
-            Self::free(raw, self.napi);
+            Self::free(self.driver, raw, self.napi);
         }
     }
 }
@@ -1224,7 +1295,9 @@ impl<T: IrqHandler> Drop for Irq<T> {
 }
 
 /// A driver instance that owns its data, its interrupt line and its net_device, torn down in
-/// the safe order: interrupt line, net_device (unregister waits for every callback), data.
+/// the safe order: the net_device unregistered (closed with its interrupts still delivered;
+/// unregister waits for every callback), the interrupt line freed (waiting for a running
+/// handler), the net_device freed, the data.
 pub(crate) struct NetDriver<T: EthtoolOps + IrqHandler> {
     irq: Irq<T>,
     reg: Registration<T>,
@@ -1239,26 +1312,18 @@ impl<T: EthtoolOps + IrqHandler> NetDriver<T> {
         cfg: NetDevConfig,
         irq_name: &'static CStr,
     ) -> Result<Self> {
-        let napi = cfg.napi;
         let t: &T = &data;
         // SAFETY: `data` is pinned on the heap and dropped after `irq` (field order).
         let irq = unsafe { Irq::request(pdev, t, irq_name)? };
         // SAFETY: as above, `data` outlives `reg`.
         let reg = unsafe { Registration::new(pdev, t, cfg)? };
-        for i in 0..napi {
-            if let Some(n) = reg.napi(i) {
-                t.napi_set().set(i, n);
-            }
-        }
-        // INVARIANT (of `NapiSet`): the work item of a live registration, cancelled in its Drop.
-        t.napi_set()
-            .1
-            .store(reg.task_ptr(), core::sync::atomic::Ordering::Release);
-        // INVARIANT (of `NapiSet`): as above, the DIM state of the live registration.
-        t.napi_set()
-            .2
-            .store(reg.dim_ptr(), core::sync::atomic::Ordering::Release);
         Ok(Self { irq, reg, data })
+    }
+
+    /// Unregisters the net_device now, while the interrupt line still serves it (from
+    /// `unbind`, before the card is quiesced); dropping does it otherwise.
+    pub(crate) fn unregister(&self) {
+        self.reg.unregister();
     }
 
     /// The driver data.
@@ -1274,6 +1339,14 @@ impl<T: EthtoolOps + IrqHandler> NetDriver<T> {
     /// Waits for a running interrupt handler.
     pub(crate) fn synchronize_irq(&self) {
         self.irq.synchronize();
+    }
+}
+
+impl<T: EthtoolOps + IrqHandler> Drop for NetDriver<T> {
+    fn drop(&mut self) {
+        // Then the fields in order: `irq` (freed), `reg` (work cancelled, net_device freed),
+        // `data`.
+        self.reg.unregister();
     }
 }
 

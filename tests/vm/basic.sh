@@ -19,26 +19,61 @@ remote sh -c 'for c in /proc/sys/net/ipv6/conf/*/accept_ra; do echo 0 >$c; done'
 # filter silently drops multicast it has not joined (MLD reports, ...).
 remote ip link set peer0 promisc on
 
-# Counter baseline: the comparison covers the traffic from here on.
-snapshot() {
-	python3 - "$SIM_STATS" <<'PY'
-import json, subprocess, sys, time
+# The counters of both ends and of the model, read at rest: the model's file, both ends,
+# then again after 0.2 s with a model file written after the first reads; the snapshot is
+# taken only when nothing moved in between (a frame in flight at one read and counted at
+# the other would otherwise shift the baseline by one for the whole scenario). One JSON
+# line per phase in phases.jsonl, so that a disagreement names the phase that lost a frame.
+cat >snapshot.py <<'PY'
+import json, os, re, subprocess, sys, time
+KEYS = ["tx_frames", "wire_tx_dropped", "rx_frames", "rx_dropped", "rx_filtered"]
 def link(ns, dev):
     cmd = ["ip", "-s", "-j", "link", "show", dev]
     if ns:
         cmd = ["ip", "netns", "exec", ns] + cmd
-    return json.loads(subprocess.check_output(cmd))[0]["stats64"]
-dut = link(None, "eth0")
-peer = link("remote", "peer0")
-time.sleep(0.1)  # the model refreshes its stats file every 20 ms
-sim = json.load(open(sys.argv[1]))
-print(json.dumps({"dut": dut, "peer": peer, "sim": sim}))
+    st = json.loads(subprocess.check_output(cmd))[0]["stats64"]
+    return {d: {k: st[d][k] for k in ("packets", "dropped")} for d in ("rx", "tx")}
+def discarded():
+    # atl1c_rs: frames the card delivered that the driver discarded at stop (rxN_dropped).
+    if os.environ["DRIVER"] != "atl1c_rs":
+        return 0
+    out = subprocess.check_output(["ethtool", "-S", "eth0"], text=True)
+    return sum(int(n) for n in re.findall(r"^\s+rx\d+_dropped: (\d+)$", out, re.M))
+def sim(newer_than=None):
+    for _ in range(100):
+        try:
+            s = json.load(open(os.environ["SIM_STATS"]))
+        except (OSError, ValueError):
+            s = None
+        if s and (newer_than is None or s["time_us"] >= newer_than):
+            return s
+        time.sleep(0.02)
+    sys.exit("the model's stats file is not refreshed")
+def ends():
+    return {"dut": link(None, "eth0"), "peer": link("remote", "peer0"), "discarded": discarded()}
+for attempt in range(20):
+    s1 = sim()
+    e1 = ends()
+    time.sleep(0.2)
+    s2 = sim(s1["time_us"] + 200_000)
+    e2 = ends()
+    quiet = e1 == e2 and all(s1[k] == s2[k] for k in KEYS)
+    if quiet:
+        break
+snap = dict(e2, phase=sys.argv[1], quiet=quiet, attempts=attempt + 1,
+            sim={k: s2[k] for k in KEYS + ["rx_filtered_reasons", "protocol_errors"]})
+with open("phases.jsonl", "a") as f:
+    f.write(json.dumps(snap) + "\n")
 PY
+snapshot() { python3 snapshot.py "$1"; }
+# A check whose traffic the final comparison covers; a snapshot at rest after it.
+counted() {
+	check "$@"
+	snapshot "$1"
 }
 sleep 0.5
-baseline=$(snapshot)
-
-
+rm -f phases.jsonl
+snapshot baseline
 
 ethtool_speed() {
 	local want out
@@ -65,7 +100,7 @@ if "error" in r:
     sys.exit("iperf3 error: " + r["error"])
 s = r["end"]["sum_sent"]
 rcv = r["end"]["sum_received"]
-print(f"sent {s['bytes']} B, received {rcv['bytes']} B, "
+print(f"= sent {s['bytes']} B, received {rcv['bytes']} B, "
       f"{rcv['bits_per_second'] / 1e6:.1f} Mbit/s, retransmits {s.get('retransmits', 0)}")
 if rcv["bytes"] <= 0:
     sys.exit("nothing received")
@@ -81,6 +116,24 @@ jumbo() {
 	ip link set eth0 mtu 1500
 	remote ip link set peer0 mtu 1500
 	link_up
+}
+
+# TCP at MTU 9000: segments of 8948 bytes do not fit the TPD's 13-bit MSS field, so the
+# driver must have the stack segment them (ndo_features_check) rather than drop them.
+jumbo_tcp() {
+	local a b rc=0
+	ip link set eth0 mtu 9000 || return 1
+	remote ip link set peer0 mtu 9000 || return 1
+	link_up || return 1
+	a=$(ip -s -j link show eth0 | jq '.[0].stats64.tx.dropped')
+	iperf -t 5 || rc=1
+	b=$(ip -s -j link show eth0 | jq '.[0].stats64.tx.dropped')
+	echo "eth0 tx dropped $a -> $b"
+	[ "$a" = "$b" ] || rc=1
+	ip link set eth0 mtu 1500
+	remote ip link set peer0 mtu 1500
+	link_up || return 1
+	return $rc
 }
 
 # The Mikrotik NIC flags TCP/UDP frames with a good checksum (RRD word 3 bit 19). atl1c_rs
@@ -101,59 +154,76 @@ down_up() {
 	ping_ok ping -c 20 -i 0.05 -W 2 192.0.2.2
 }
 
-# The model's counters must agree with what both ends' kernels counted over the scenario.
-# Background traffic (IPv6 MLD, ...) can land between the reads: compare at rest, retry.
+# The model's counters must agree with what both ends' kernels counted over the scenario:
+# every frame in exactly one counter on each side. Where they disagree, the phases whose
+# own deltas disagree are named.
 counters_agree() {
-	local i now
-	for i in 1 2 3 4 5; do
-		sleep 0.5
-		now=$(snapshot) || return 1
-		if python3 - "$baseline" "$now" <<'PY'; then return 0; fi
+	snapshot final || return 1
+	python3 - phases.jsonl <<'PY'
 import json, os, sys
-a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-def d(path):
-    x, y = a, b
+snaps = [json.loads(l) for l in open(sys.argv[1])]
+atl1c = os.environ["DRIVER"] == "atl1c"
+def checks(a, b):
+    d = lambda *path: get(b, path) - get(a, path)
+    sim = lambda k: d("sim", k)
+    disc = d("discarded")
+    return [
+        ("sim tx_frames - wire_tx_dropped == peer rx packets",
+         sim("tx_frames") - sim("wire_tx_dropped"), d("peer", "rx", "packets")),
+        ("sim rx_frames + rx_dropped + rx_filtered == peer tx packets",
+         sim("rx_frames") + sim("rx_dropped") + sim("rx_filtered"), d("peer", "tx", "packets")),
+        ("sim tx_frames == eth0 tx packets", sim("tx_frames"), d("dut", "tx", "packets")),
+        # The C driver reports rx_packets = rx_ok + rx_errors, and counts the MAC's RFD
+        # overflows (rx_rrd_ov) in both rx_errors and rx_dropped. atl1c_rs counts the frames
+        # still in the ring when the interface stops in rx_dropped (ethtool -S rxN_dropped).
+        ("sim rx_frames (+ rx_dropped for atl1c) == eth0 rx packets (+ discarded at stop)",
+         sim("rx_frames") + (sim("rx_dropped") if atl1c else 0),
+         d("dut", "rx", "packets") + disc),
+        ("sim rx_dropped == eth0 rx dropped (- discarded at stop)",
+         sim("rx_dropped"), d("dut", "rx", "dropped") - disc),
+    ]
+def get(s, path):
     for k in path:
-        x, y = x[k], y[k]
-    return y - x
-sim = lambda k: d(["sim", k])
-checks = [
-    ("sim tx_frames - wire_tx_dropped == peer rx packets",
-     sim("tx_frames") - sim("wire_tx_dropped"), d(["peer", "rx", "packets"])),
-    ("sim rx_frames + rx_dropped + rx_filtered == peer tx packets",
-     sim("rx_frames") + sim("rx_dropped") + sim("rx_filtered"), d(["peer", "tx", "packets"])),
-    ("sim tx_frames == eth0 tx packets", sim("tx_frames"), d(["dut", "tx", "packets"])),
-    # The C driver reports rx_packets = rx_ok + rx_errors, and counts the MAC's RFD overflows
-    # (rx_rrd_ov) in both rx_errors and rx_dropped.
-    ("sim rx_frames (+ rx_dropped for atl1c) == eth0 rx packets",
-     sim("rx_frames") + (sim("rx_dropped") if os.environ["DRIVER"] == "atl1c" else 0),
-     d(["dut", "rx", "packets"])),
-    ("sim rx_dropped == eth0 rx dropped", sim("rx_dropped"), d(["dut", "rx", "dropped"])),
-]
-for name, x, y in checks:
+        s = s[k]
+    return s
+first, last = snaps[0], snaps[-1]
+bad = False
+for name, x, y in checks(first, last):
     print(f"{'ok ' if x == y else 'BAD'} {name}: {x} vs {y}")
-errs = b["sim"]["protocol_errors"]
+    if x != y:
+        bad = True
+        for a, b in zip(snaps, snaps[1:]):
+            for n, px, py in checks(a, b):
+                if n == name and px != py:
+                    print(f"    lost in phase '{b['phase']}': {px} vs {py}")
+print("= discarded at stop:", last["discarded"] - first["discarded"])
+reasons = {k: v - first["sim"]["rx_filtered_reasons"].get(k, 0)
+           for k, v in last["sim"]["rx_filtered_reasons"].items()}
+print("= sim rx_filtered by reason:", {k: v for k, v in reasons.items() if v})
+noisy = [s["phase"] for s in snaps if not s["quiet"]]
+if noisy:
+    print("= snapshots never at rest:", noisy)
+errs = last["sim"]["protocol_errors"]
 print("protocol_errors:", errs)
-sys.exit(1 if errs or any(x != y for _, x, y in checks) else 0)
+sys.exit(1 if errs or bad else 0)
 PY
-	done
-	return 1
 }
 
 check "probe: eth0 is the card, bound to $DRIVER" dut_probed
-check "link up" link_up
-check "ethtool eth0 speed/duplex ($PERSONALITY)" ethtool_speed
-check "ping IPv4 DUT -> peer, 200 packets" ping_ok ping -c 200 -i 0.01 -W 2 192.0.2.2
-check "ping IPv4 peer -> DUT, 200 packets" ping_ok remote ping -c 200 -i 0.01 -W 2 192.0.2.1
-check "ping IPv6 DUT -> peer, 200 packets" ping_ok ping -6 -c 200 -i 0.01 -W 2 2001:db8::2
-check "ping IPv6 peer -> DUT, 200 packets" ping_ok remote ping -6 -c 200 -i 0.01 -W 2 2001:db8::1
-check "iperf3 TCP 10 s, DUT -> peer" iperf
-check "iperf3 TCP 10 s, peer -> DUT" iperf -R
+counted "link up" link_up
+counted "ethtool eth0 speed/duplex ($PERSONALITY)" ethtool_speed
+counted "ping IPv4 DUT -> peer, 200 packets" ping_ok ping -c 200 -i 0.01 -W 2 192.0.2.2
+counted "ping IPv4 peer -> DUT, 200 packets" ping_ok remote ping -c 200 -i 0.01 -W 2 192.0.2.1
+counted "ping IPv6 DUT -> peer, 200 packets" ping_ok ping -6 -c 200 -i 0.01 -W 2 2001:db8::2
+counted "ping IPv6 peer -> DUT, 200 packets" ping_ok remote ping -6 -c 200 -i 0.01 -W 2 2001:db8::1
+counted "iperf3 TCP 10 s, DUT -> peer" iperf
+counted "iperf3 TCP 10 s, peer -> DUT" iperf -R
 if [ "$PERSONALITY" = mikrotik ]; then
-	check "MTU 9000: ping -M do -s 8972 both ways" jumbo
-	check "rx checksum offload (ethtool -k rx-checksumming on for atl1c_rs)" rx_csum_on
+	counted "MTU 9000: ping -M do -s 8972 both ways" jumbo
+	counted "MTU 9000: iperf3 TCP 5 s, DUT -> peer, no tx drop" jumbo_tcp
+	counted "rx checksum offload (ethtool -k rx-checksumming on for atl1c_rs)" rx_csum_on
 fi
-check "down/up" down_up
+counted "down/up" down_up
 check "sim counters agree with ip -s link on both ends" counters_agree
 
 # The cable: the model takes the link down and up (SIM_CONTROL); the carrier follows and

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Fault recovery: the model's tx engine hangs (SIM_CONTROL "tx hang"); the stack's watchdog
-# must fire, the driver must reset the MAC and rings, and traffic must resume.
+# must fire, the driver must reset the MAC and rings, and traffic must resume. An error
+# interrupt ("dma error") must make the driver reset the MAC as the C driver does; a reset
+# that never completes ("reset stuck") must leave the interface down and closable, and a
+# later `ip link set up` must bring it back.
 set -u
 source "$VM_LIB"
 
@@ -27,10 +30,102 @@ tx_hang_recovers() {
 	ping -c 20 -i 0.05 -W 2 192.0.2.2 | tail -2 | tee /dev/stderr | grep -q ' 0% packet loss'
 }
 
+# Waits up to $2 tenths of a second for the model's counter $1 to exceed $3.
+sim_above() {
+	local i v
+	for i in $(seq "$2"); do
+		v=$(sim "$1")
+		[ "$v" != null ] && [ "$v" -gt "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "$1 stayed at $v"
+	return 1
+}
+
+# Runs COMMAND in the background and fails if it has not completed within SECS: a task stuck
+# in the kernel (napi_disable waiting forever) ignores signals, so `timeout` cannot tell.
+completes() {
+	local secs=$1 pid i
+	shift
+	"$@" &
+	pid=$!
+	for i in $(seq $((secs * 10))); do
+		kill -0 $pid 2>/dev/null || { wait $pid; return; }
+		sleep 0.1
+	done
+	echo "'$*' has not completed after $secs s"
+	return 1
+}
+
+ping_resumes() {
+	local i
+	for i in $(seq 100); do
+		ping -c 1 -W 1 -q 192.0.2.2 >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	ping_ok ping -c 20 -i 0.05 -W 2 192.0.2.2
+}
+
+dma_error_resets() {
+	local resets
+	ping -c 5 -i 0.1 -W 2 -q 192.0.2.2 || return 1
+	resets=$(sim soft_resets)
+	sim_control "dma error"
+	sim_above faults.dma_error 50 0 || return 1
+	# The driver resets the MAC from its task (a soft reset the model counts).
+	sim_above soft_resets 100 "$resets" || { echo "no MAC reset after the error interrupt"; return 1; }
+	ping_resumes || return 1
+	if [ "$DRIVER" = atl1c_rs ]; then
+		ethtool -S eth0 | grep -E '^ +(hw_errors|resets): ' | sed 's/^ */= /'
+		[ "$(ethtool -S eth0 | awk '/^ +hw_errors:/ { print $2 }')" -ge 1 ] || return 1
+	fi
+}
+
+# A reset that never completes: the interface must stay down (carrier off) without a hang,
+# `ip link set down` must complete, and once the card resets again, `ip link set up` must
+# bring traffic back.
+reset_stuck_recovers() {
+	local i rc=0
+	sim_control "reset stuck"
+	sleep 0.2
+	sim_control "dma error"
+	sim_above faults.reset_stuck 100 0 || return 1
+	for i in $(seq 100); do
+		[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] || break
+		sleep 0.1
+	done
+	[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] || { echo "carrier still on"; rc=1; }
+	# Let the reset task finish its attempt.
+	sleep 2
+	dmesg | grep -E 'reset failed|stays down' | tail -2
+	completes 30 ip link set eth0 down || return 1
+	sim_control "reset ok"
+	sleep 0.2
+	completes 30 ip link set eth0 up || return 1
+	link_up || return 1
+	ping_resumes || return 1
+	return $rc
+}
+
+# The watchdog report of the tx hang is expected here, so not driver_unloads' log check.
+unloads() {
+	local n
+	completes 30 ip link set eth0 down || return 1
+	completes 30 rmmod "$DRIVER" || return 1
+	for n in /sys/class/net/*; do
+		[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] &&
+			{ echo "$(basename "$n") still registered"; return 1; }
+	done
+	return 0
+}
+
 no_oops() {
 	! dmesg | grep -E 'BUG:|Oops|circular locking|inconsistent lock|sleeping function|rust_panic'
 }
 
 check "tx hang: watchdog, reset, traffic resumes" tx_hang_recovers
+check "dma error: the driver resets the MAC, traffic resumes" dma_error_resets
+check "reset stuck: down without a hang, up again once the card resets" reset_stuck_recovers
 check "no oops or lockdep report during recovery" no_oops
+check "rmmod after the faults" unloads
 summary

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::faults::{Fault, Faults};
 use crate::net;
 use crate::pci::ConfigSpace;
 use crate::phy::Phy;
@@ -107,38 +108,11 @@ pub struct Counters {
     pub csum_inserted: u64,
     /// Driver protocol errors, by kind.
     pub protocol_errors: BTreeMap<&'static str, u64>,
-    /// Faults injected by [`Device::inject`], by SIM_STATS key (`dma_error`: error interrupts
-    /// raised; `reset_stuck`: soft resets that never went idle), so that a scenario can tell an
-    /// injected fault from one that never happened.
-    pub faults: BTreeMap<&'static str, u64>,
+    /// Interrupts re-sent by the retrigger timer because the driver had not acknowledged
+    /// them (`INT_RETRIG_TIMER`): a driver that forgets to clear ISR relies on these.
+    pub irq_retriggers: u64,
     /// MAC soft resets (`MASTER_CTRL` SOFT_RST written), completed or not.
     pub soft_resets: u64,
-}
-
-/// A fault the model can inject (SIM_CONTROL commands, `Documentation/sim.rst`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
-    /// The tx DMA engine hangs until a soft reset (`tx hang`).
-    TxHang,
-    /// ISR raises the DMA read and write timeout bits (`dma error`): the C driver resets.
-    DmaError,
-    /// Every later soft reset leaves `IDLE_STATUS` busy (`reset stuck`), until `reset ok`.
-    ResetStuck,
-    /// Soft resets complete again (`reset ok`).
-    ResetOk,
-}
-
-impl Fault {
-    /// The fault a SIM_CONTROL command names, if any.
-    pub fn from_command(cmd: &str) -> Option<Self> {
-        Some(match cmd {
-            "tx hang" => Self::TxHang,
-            "dma error" => Self::DmaError,
-            "reset stuck" => Self::ResetStuck,
-            "reset ok" => Self::ResetOk,
-            _ => return None,
-        })
-    }
 }
 
 /// Why a frame from the wire was not received (SIM_STATS `rx_filtered_reasons`).
@@ -258,8 +232,8 @@ pub struct Device {
     /// Fault: the tx DMA engine hangs (doorbells are counted but nothing is fetched) until a
     /// soft reset.
     tx_hung: bool,
-    /// Fault: soft resets never report idle (`IDLE_STATUS` busy bits stay set).
-    reset_stuck: bool,
+    /// Faults armed by [`Device::inject`] (SIM_CONTROL), and what they did.
+    faults: Faults,
     mac_stats: [u32; MAC_STATS],
     /// The VPD EEPROM behind `EEPROM_CTRL` (AR8151 only; the Mikrotik NIC has none).
     eeprom: Option<Box<[u8; EEPROM_LEN]>>,
@@ -303,7 +277,7 @@ impl Device {
             rrd_prod: [0; 4],
             link: true,
             tx_hung: false,
-            reset_stuck: false,
+            faults: Faults::default(),
             speed: match pers {
                 Personality::Mikrotik => 10000,
                 Personality::Ar8151 => 1000,
@@ -415,7 +389,7 @@ impl Device {
             }
             o if o == regs::MT_VERSION::OFFSET && self.mikrotik() => 0x0001_0002,
             o if o == regs::IDLE_STATUS::OFFSET => {
-                if self.reset_stuck {
+                if self.faults.reset_stuck {
                     regs::IDLE_STATUS::BUSY.mask()
                 } else {
                     0
@@ -428,8 +402,17 @@ impl Device {
                     .raw()
             }
             o if o == regs::ISR::OFFSET => self.isr | if self.dis_int { ISR_DIS_INT } else { 0 },
-            0x15f4 => u32::from(self.tpd_cons[1]) | (u32::from(self.tpd_cons[0]) << 16),
-            0x1f1c => u32::from(self.tpd_cons[3]) | (u32::from(self.tpd_cons[2]) << 16),
+            0x15f4 | 0x1f1c => {
+                let (lo, hi) = if off == 0x15f4 { (1, 0) } else { (3, 2) };
+                let cons = match self.faults.tx_cidx {
+                    Some(v) => {
+                        self.faults.count("tx_cidx");
+                        [v; 4]
+                    }
+                    None => self.tpd_cons,
+                };
+                u32::from(cons[lo]) | (u32::from(cons[hi]) << 16)
+            }
             0x15f8 => u32::from(self.rfd_cons[0]) | (u32::from(self.rfd_cons[1]) << 16),
             0x15fc => u32::from(self.rfd_cons[2]) | (u32::from(self.rfd_cons[3]) << 16),
             o if (stats::RX_BIN..=stats::TX_END).contains(&o) => {
@@ -525,9 +508,7 @@ impl Device {
 
     fn soft_reset(&mut self) {
         self.counters.soft_resets += 1;
-        if self.reset_stuck {
-            *self.counters.faults.entry("reset_stuck").or_default() += 1;
-        }
+        self.faults.soft_reset();
         for r in [
             regs::TXQ_CTRL::OFFSET,
             regs::RXQ_CTRL::OFFSET,
@@ -648,13 +629,17 @@ impl Device {
         match fault {
             Fault::TxHang => self.hang_tx(),
             Fault::DmaError => {
-                *self.counters.faults.entry("dma_error").or_default() += 1;
+                self.faults.count("dma_error");
                 self.isr |= regs::ISR::DMAR_TO_RST.mask() | regs::ISR::DMAW_TO_RST.mask();
                 self.update_irq(env);
             }
-            Fault::ResetStuck => self.reset_stuck = true,
-            Fault::ResetOk => self.reset_stuck = false,
+            f => self.faults.arm(f),
         }
+    }
+
+    /// The faults armed and what they did.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
     }
 
     fn doorbell(&mut self, env: &mut dyn Env, q: usize, pidx: u16) {
@@ -949,6 +934,7 @@ impl Device {
             rrd.word3 |= rrs::VLAN_INS.mask();
             rrd.vlan_tag = tci.swap_bytes();
         }
+        let rrd = self.faulty_rrd(rrd, buf_len as u32);
         let rrd_idx = self.rrd_prod[q];
         let rrd_addr = (rx_hi | u64::from(self.get(queue::RRD_HEAD_ADDR_LO[q])))
             + u64::from(rrd_idx) * RRD_SIZE as u64;
@@ -971,6 +957,29 @@ impl Device {
         self.isr |= regs::ISR_RX_PKT[q];
         self.update_irq(env);
         Ok(())
+    }
+
+    /// `rrd` with the armed RRD faults applied (`rrd fuzz`, `rrd oversize`, `rx error`).
+    fn faulty_rrd(&mut self, rrd: Rrd, buf_len: u32) -> Rrd {
+        let b = rrd.to_bytes();
+        let word =
+            |i: usize| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+        let words = [word(0), word(1), word(2), word(3)];
+        let w = self.faults.rrd(
+            words,
+            rrs::RXD_UPDATED.mask(),
+            rrs::PKT_SIZE.mask(),
+            rrs::RX_ERR_SUM.mask() | rrs::RX_ERR_CRC.mask(),
+            buf_len,
+        );
+        if w == words {
+            return rrd;
+        }
+        let mut out = [0u8; RRD_SIZE];
+        for (i, v) in w.iter().enumerate() {
+            out[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        Rrd::from_bytes(&out)
     }
 
     fn timers(&self) -> (Option<Duration>, Option<Duration>) {
@@ -1036,6 +1045,9 @@ impl Device {
         if eligible & ISR_RX != 0 {
             self.rx_next = now + rx_imt.unwrap_or_default();
         }
+        if self.faults.lose_irq() {
+            return;
+        }
         self.counters.irqs += 1;
         if tx_due {
             self.counters.irqs_tx += 1;
@@ -1063,6 +1075,7 @@ impl Device {
             let due = self.last_irq.unwrap_or(now) + period;
             if now >= due {
                 // A retrigger: nothing new is due.
+                self.counters.irq_retriggers += 1;
                 let (tx, rx) = self.timers();
                 self.fire(env, eligible, now, (tx, false), (rx, false));
                 next = Some(next.map_or(now + period, |n| n.min(now + period)));
@@ -1091,8 +1104,9 @@ impl Device {
             },
             "link": self.link,
             "tx_hung": self.tx_hung,
-            "reset_stuck": self.reset_stuck,
-            "faults": c.faults,
+            "reset_stuck": self.faults.reset_stuck,
+            "faults": self.faults.injected,
+            "irq_retriggers": c.irq_retriggers,
             "soft_resets": c.soft_resets,
             "mmio_reads": c.mmio_reads.values().sum::<u64>(),
             "mmio_writes": c.mmio_writes.values().sum::<u64>(),

@@ -12,6 +12,7 @@
 
 pub mod ceiling;
 pub mod device;
+pub mod faults;
 pub mod mem_env;
 pub mod net;
 pub mod pci;
@@ -26,5 +27,6 @@ pub(crate) mod ring;
 #[cfg(test)]
 mod model_tests;
 
-pub use device::{eeprom_image, Counters, Device, Env, Fault, Personality, EEPROM_LEN};
+pub use device::{eeprom_image, Counters, Device, Env, Personality, EEPROM_LEN};
+pub use faults::Fault;
 pub use mem_env::MemEnv;

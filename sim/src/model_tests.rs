@@ -186,7 +186,7 @@ fn tx_hang_fault_lasts_until_soft_reset() {
 
 #[test]
 fn dma_error_raises_the_reset_conditions_and_is_counted() {
-    use crate::device::Fault;
+    use crate::faults::Fault;
     let (mut d, mut e) = up(Personality::Mikrotik);
     d.inject(&mut e, Fault::DmaError);
     assert_eq!(e.irqs, 1);
@@ -195,23 +195,23 @@ fn dma_error_raises_the_reset_conditions_and_is_counted() {
         isr & regs::ISR_ERROR,
         regs::ISR::DMAR_TO_RST.mask() | regs::ISR::DMAW_TO_RST.mask()
     );
-    assert_eq!(d.counters.faults.get("dma_error"), Some(&1));
+    assert_eq!(d.faults().injected.get("dma_error"), Some(&1));
 }
 
 #[test]
 fn reset_stuck_keeps_the_mac_busy_until_reset_ok() {
-    use crate::device::Fault;
+    use crate::faults::Fault;
     let mut e = TestEnv::new();
     let mut d = Device::new(Personality::Ar8151, MAC);
     d.inject(&mut e, Fault::ResetStuck);
     w32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET, 1);
     let busy = regs::IDLE_STATUS::BUSY.mask();
     assert_eq!(r32(&mut d, &mut e, regs::IDLE_STATUS::OFFSET) & busy, busy);
-    assert_eq!(d.counters.faults.get("reset_stuck"), Some(&1));
+    assert_eq!(d.faults().injected.get("reset_stuck"), Some(&1));
     d.inject(&mut e, Fault::ResetOk);
     w32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET, 1);
     assert_eq!(r32(&mut d, &mut e, regs::IDLE_STATUS::OFFSET) & busy, 0);
-    assert_eq!(d.counters.faults.get("reset_stuck"), Some(&1));
+    assert_eq!(d.faults().injected.get("reset_stuck"), Some(&1));
     assert_eq!(Fault::from_command("reset  stuck"), None);
 }
 
@@ -580,4 +580,63 @@ fn stats_report_ring_memory() {
         assert_eq!(r["descriptor_bytes_per_queue"], n * (16 + 8 + 16));
         assert_eq!(r["rx_buffer_bytes_per_queue"], n * 1536);
     }
+}
+
+#[test]
+fn rrd_faults_reach_the_descriptors_the_driver_checks() {
+    use crate::faults::Fault;
+    let (mut d, mut e) = up(Personality::Ar8151);
+    post_rfds(&mut d, &mut e, 0, 8);
+    let rrd_at = |e: &TestEnv, i: u64| {
+        Rrd::from_bytes(e.get(RRD_BASE + 16 * i, 16).try_into().expect("16 bytes"))
+    };
+    d.inject(&mut e, Fault::RrdOversize);
+    d.receive(&mut e, &frame(MAC, 64));
+    d.inject(&mut e, Fault::RxError(1));
+    d.receive(&mut e, &frame(MAC, 64));
+    d.inject(&mut e, Fault::RrdFuzz(1, 3));
+    d.receive(&mut e, &frame(MAC, 64));
+    d.receive(&mut e, &frame(MAC, 64));
+    // The driver's checks (ring.rs) see each fault for what it is.
+    let check = |r: &Rrd, i: u16| ring::check_rrd(r, RING, i, 1536, false);
+    assert_eq!(check(&rrd_at(&e, 0), 0), Err(ring::RxError::TooLong));
+    assert_eq!(check(&rrd_at(&e, 1), 1), Err(ring::RxError::FrameError));
+    let fuzzed = rrd_at(&e, 2);
+    assert!(fuzzed.is_updated());
+    assert!(check(&fuzzed, 2).is_err());
+    assert!(check(&rrd_at(&e, 3), 3).is_ok());
+    // Each frame still took an RFD: the card consumed them in order.
+    assert_eq!(d.counters.rx_frames[0], 4);
+    let f = &d.faults().injected;
+    assert_eq!(
+        (f.get("rrd_oversize"), f.get("rx_error"), f.get("rrd_fuzz")),
+        (Some(&1), Some(&1), Some(&1))
+    );
+}
+
+#[test]
+fn tx_cidx_fault_lasts_until_soft_reset() {
+    use crate::faults::Fault;
+    let (mut d, mut e) = up(Personality::Mikrotik);
+    d.inject(&mut e, Fault::TxCidx(0xffff));
+    assert_eq!(d.mmio_read(&mut e, 0x15f4, 4), 0xffff_ffff);
+    assert_eq!(d.faults().injected.get("tx_cidx"), Some(&1));
+    w32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET, 1);
+    assert_eq!(d.mmio_read(&mut e, 0x15f4, 4), 0);
+}
+
+#[test]
+fn lost_interrupts_come_back_with_the_retrigger() {
+    use crate::faults::Fault;
+    let (mut d, mut e) = up(Personality::Ar8151);
+    post_rfds(&mut d, &mut e, 0, 8);
+    w32(&mut d, &mut e, regs::INT_RETRIG_TIMER::OFFSET, 50000); // 100 ms
+    d.inject(&mut e, Fault::IrqLose(1));
+    d.receive(&mut e, &frame(MAC, 64));
+    assert_eq!(e.irqs, 0);
+    assert_eq!(d.faults().injected.get("irq_lost"), Some(&1));
+    e.now += Duration::from_millis(110);
+    d.tick(&mut e);
+    assert_eq!(e.irqs, 1);
+    assert_eq!(d.counters.irq_retriggers, 1);
 }

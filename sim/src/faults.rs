@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Fault injection: what the SIM_CONTROL commands make the card do wrong.
+//!
+//! A driver must never trust its device. These faults are what a broken, rebooting or
+//! hostile card does: descriptors of random words, lengths beyond the buffer, error frames,
+//! a consumer index outside the ring, lost interrupts, DMA errors and a reset that never
+//! completes. [`Faults`] holds what is armed; the device consults it where the card would
+//! misbehave and counts in [`Faults::injected`] what each fault did, so that a scenario can
+//! tell an injected fault from one that never happened.
+
+use std::collections::BTreeMap;
+
+/// A fault the model can inject, parsed from a SIM_CONTROL command
+/// (`Documentation/sim.rst`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// `tx hang`: the tx DMA engine stops fetching descriptors until a soft reset.
+    TxHang,
+    /// `dma error`: ISR raises the DMA read and write timeout bits (the C driver resets).
+    DmaError,
+    /// `reset stuck`: every later soft reset leaves `IDLE_STATUS` busy, until `reset ok`.
+    ResetStuck,
+    /// `reset ok`: soft resets complete again.
+    ResetOk,
+    /// `rrd fuzz N SEED`: the next `N` RRDs are random words with the updated bit set.
+    RrdFuzz(u32, u64),
+    /// `rrd oversize`: the next frame's RRD gives a length beyond its RFD buffer.
+    RrdOversize,
+    /// `rx error N`: the next `N` frames are flagged with a CRC error.
+    RxError(u32),
+    /// `tx cidx VALUE`: the TPD consumer indices read back `VALUE` until a soft reset.
+    TxCidx(u16),
+    /// `irq lose N`: the next `N` interrupts are not delivered.
+    IrqLose(u32),
+}
+
+impl Fault {
+    /// The fault `cmd` names, if it is one (arguments in decimal, or hexadecimal with `0x`).
+    pub fn from_command(cmd: &str) -> Option<Self> {
+        let words: Vec<&str> = cmd.split(' ').collect();
+        Some(match words.as_slice() {
+            ["tx", "hang"] => Self::TxHang,
+            ["dma", "error"] => Self::DmaError,
+            ["reset", "stuck"] => Self::ResetStuck,
+            ["reset", "ok"] => Self::ResetOk,
+            ["rrd", "fuzz", n, seed] => Self::RrdFuzz(number(n)?, number(seed)?),
+            ["rrd", "oversize"] => Self::RrdOversize,
+            ["rx", "error", n] => Self::RxError(number(n)?),
+            ["tx", "cidx", v] => Self::TxCidx(number(v)?),
+            ["irq", "lose", n] => Self::IrqLose(number(n)?),
+            _ => return None,
+        })
+    }
+}
+
+fn number<T: TryFrom<u64>>(s: &str) -> Option<T> {
+    let v = match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok()?,
+        None => s.parse().ok()?,
+    };
+    T::try_from(v).ok()
+}
+
+/// The faults armed in a device, and what they did.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// RRDs still to fuzz, and the generator's state.
+    rrd_fuzz: u32,
+    rng: u64,
+    rrd_oversize: bool,
+    rx_error: u32,
+    /// The consumer index every TPD_CIDX read returns until a soft reset.
+    pub(crate) tx_cidx: Option<u16>,
+    irq_lose: u32,
+    /// Soft resets never go idle.
+    pub(crate) reset_stuck: bool,
+    /// What each fault did, by SIM_STATS key: `rrd_fuzz` (descriptors written),
+    /// `rrd_oversize`, `rx_error` (frames flagged), `tx_cidx` (reads served), `irq_lost`,
+    /// `dma_error` (interrupts raised), `reset_stuck` (soft resets that never went idle).
+    pub injected: BTreeMap<&'static str, u64>,
+}
+
+impl Faults {
+    /// Arms `f` (the device applies [`Fault::TxHang`] and [`Fault::DmaError`] itself).
+    pub(crate) fn arm(&mut self, f: Fault) {
+        match f {
+            Fault::TxHang | Fault::DmaError => {}
+            Fault::ResetStuck => self.reset_stuck = true,
+            Fault::ResetOk => self.reset_stuck = false,
+            Fault::RrdFuzz(n, seed) => {
+                self.rrd_fuzz = n;
+                // xorshift64 must not start at 0.
+                self.rng = seed | 1;
+            }
+            Fault::RrdOversize => self.rrd_oversize = true,
+            Fault::RxError(n) => self.rx_error = n,
+            Fault::TxCidx(v) => self.tx_cidx = Some(v),
+            Fault::IrqLose(n) => self.irq_lose = n,
+        }
+    }
+
+    /// Counts one occurrence of `key`.
+    pub(crate) fn count(&mut self, key: &'static str) {
+        *self.injected.entry(key).or_default() += 1;
+    }
+
+    /// What a soft reset clears: the consumer index override.
+    pub(crate) fn soft_reset(&mut self) {
+        self.tx_cidx = None;
+        if self.reset_stuck {
+            self.count("reset_stuck");
+        }
+    }
+
+    fn next_random(&mut self) -> u32 {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        // CAST: the high half of the generator's state.
+        (x >> 32) as u32
+    }
+
+    /// The RRD words (0..=3) the card writes for a frame, faults applied: `words` as the card
+    /// would write them; in word 3, `updated` the updated bit, `size_mask` the length field
+    /// and `error_bits` what flags a CRC error; `buf_len` the RFD buffer size.
+    pub(crate) fn rrd(
+        &mut self,
+        mut words: [u32; 4],
+        updated: u32,
+        size_mask: u32,
+        error_bits: u32,
+        buf_len: u32,
+    ) -> [u32; 4] {
+        if self.rrd_fuzz > 0 {
+            self.rrd_fuzz -= 1;
+            self.count("rrd_fuzz");
+            for w in words.iter_mut() {
+                *w = self.next_random();
+            }
+            words[3] |= updated;
+            return words;
+        }
+        if self.rrd_oversize {
+            self.rrd_oversize = false;
+            self.count("rrd_oversize");
+            let len = (buf_len + 64).min(size_mask);
+            words[3] = (words[3] & !size_mask) | len;
+        }
+        if self.rx_error > 0 {
+            self.rx_error -= 1;
+            self.count("rx_error");
+            words[3] |= error_bits;
+        }
+        words
+    }
+
+    /// Whether the next interrupt is lost (counted).
+    pub(crate) fn lose_irq(&mut self) -> bool {
+        if self.irq_lose == 0 {
+            return false;
+        }
+        self.irq_lose -= 1;
+        self.count("irq_lost");
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_with_their_arguments() {
+        assert_eq!(
+            Fault::from_command("rrd fuzz 10000 7"),
+            Some(Fault::RrdFuzz(10000, 7))
+        );
+        assert_eq!(
+            Fault::from_command("tx cidx 0xffff"),
+            Some(Fault::TxCidx(0xffff))
+        );
+        assert_eq!(Fault::from_command("tx cidx 65536"), None);
+        assert_eq!(Fault::from_command("irq lose 3"), Some(Fault::IrqLose(3)));
+        assert_eq!(Fault::from_command("rx error x"), None);
+        assert_eq!(Fault::from_command("rrd fuzz 1"), None);
+        assert_eq!(Fault::from_command("reset  stuck"), None);
+    }
+
+    #[test]
+    fn fuzzed_rrds_are_random_but_updated_and_counted() {
+        let mut f = Faults::default();
+        f.arm(Fault::RrdFuzz(2, 42));
+        let w = [1, 2, 3, 4];
+        let a = f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536);
+        let b = f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536);
+        assert_ne!(a, b);
+        assert!(a[3] & (1 << 31) != 0 && b[3] & (1 << 31) != 0);
+        assert_eq!(f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536), w);
+        assert_eq!(f.injected.get("rrd_fuzz"), Some(&2));
+    }
+
+    #[test]
+    fn oversize_and_error_apply_once_each() {
+        let mut f = Faults::default();
+        f.arm(Fault::RrdOversize);
+        f.arm(Fault::RxError(1));
+        let w = [0, 0, 0, 100];
+        let a = f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536);
+        assert_eq!(a[3] & 0x3fff, 1600);
+        assert!(a[3] & (1 << 21) != 0);
+        assert_eq!(f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536), w);
+    }
+}

@@ -31,6 +31,7 @@ use crate::{
     hw::{
         self,
         Hw,
+        HwError,
         Link,
         NicType,
         RegIo, //
@@ -297,6 +298,9 @@ pub(crate) struct Adapter<'a> {
     hw_errors: AtomicU64,
     /// Resets the task carried out (tx timeout, error interrupt).
     resets: AtomicU64,
+    /// The card reads all-ones where it cannot: it is gone (surprise removal); nothing is
+    /// asked of it any more.
+    gone: AtomicBool,
     napi: netdev::NapiSet,
     rx_csum: AtomicBool,
     intr_mask: AtomicU32,
@@ -388,6 +392,7 @@ impl<'a> Adapter<'a> {
                 reset_pending: AtomicBool::new(false),
                 hw_errors: AtomicU64::new(0),
                 resets: AtomicU64::new(0),
+                gone: AtomicBool::new(false),
                 napi: netdev::NapiSet::new(),
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
                 intr_mask: AtomicU32::new(Self::intr_mask_for(max_queues)),
@@ -463,6 +468,22 @@ impl<'a> Adapter<'a> {
     /// Masks every interrupt (unbind).
     pub(crate) fn quiesce(&self) {
         self.io().write(regs::IMR(0));
+    }
+
+    /// Whether the card is gone: once a read returned all-ones where the card cannot (here
+    /// `MASTER_CTRL`, whose reserved bits read 0), for good. The first time, the task is
+    /// scheduled to take the interface down.
+    fn card_gone(&self) -> bool {
+        if self.gone.load(Ordering::Relaxed) {
+            return true;
+        }
+        if !hw::all_ones(self.io().read::<regs::MASTER_CTRL>().raw()) {
+            return false;
+        }
+        if !self.gone.swap(true, Ordering::AcqRel) {
+            self.napi.schedule_task();
+        }
+        true
     }
 
     /// Writes the tx producer index: the doorbell.
@@ -1032,7 +1053,9 @@ impl<'a> Adapter<'a> {
             }
             self.napi.dim_cancel();
         }
-        let _ = self.hw.reset_mac(&io);
+        if !self.gone.load(Ordering::Relaxed) {
+            let _ = self.hw.reset_mac(&io);
+        }
         dev.carrier_off();
         netdev::bh_disabled(|| {
             *self.link.lock() = None;
@@ -1067,7 +1090,13 @@ impl<'a> Adapter<'a> {
         self.rx_buf_len.store(buf_len, Ordering::Relaxed);
         netdev::bh_disabled(|| *self.link.lock() = None);
         let io = self.io();
-        self.hw.reset_mac(&io).map_err(|_| EIO)?;
+        if self.gone.load(Ordering::Relaxed) {
+            return Err(ENODEV);
+        }
+        self.hw.reset_mac(&io).map_err(|e| match e {
+            HwError::Gone => ENODEV,
+            _ => EIO,
+        })?;
         self.hw.set_mac_addr(&io, dev.mac());
         netdev::NetDevOps::set_rx_mode(self, dev);
         // Ring and link locks are shared with NAPI and xmit: take them with softirqs off.
@@ -1120,6 +1149,13 @@ impl netdev::IrqHandler for Adapter<'_> {
     fn handle(&self) -> bool {
         let io = self.io();
         let isr = io.read::<regs::ISR>().raw();
+        if hw::all_ones(isr) {
+            // Not ours, or the card is gone: the task finds out which.
+            if !self.gone.load(Ordering::Relaxed) {
+                self.napi.schedule_task();
+            }
+            return false;
+        }
         let status = isr & self.intr_mask.load(Ordering::Relaxed);
         if status == 0 || isr & regs::ISR::DIS_INT.mask() != 0 {
             return false;
@@ -1174,7 +1210,7 @@ impl netdev::NetDevOps for Adapter<'_> {
     fn stop(&self, dev: NetDev) {
         self.down(dev);
         // A reset whose open failed left the device detached: `ip link set up` retries.
-        if !dev.present() {
+        if !dev.present() && !self.gone.load(Ordering::Relaxed) {
             dev.attach();
         }
     }
@@ -1244,6 +1280,16 @@ impl netdev::NetDevOps for Adapter<'_> {
     }
 
     fn task(&self, dev: NetDev) {
+        if self.card_gone() {
+            // Surprise removal: the stack is kept out and the rings are released; nothing is
+            // asked of the card again. `ip link set down` and rmmod complete at once.
+            if dev.present() {
+                pr_err!("the card is gone (registers read all-ones); the interface stays down\n");
+                dev.detach();
+                self.down(dev);
+            }
+            return;
+        }
         if self.reset_pending.swap(false, Ordering::AcqRel) {
             pr_warn!("resetting the MAC and the rings\n");
             self.resets.fetch_add(1, Ordering::Relaxed);
@@ -1377,8 +1423,19 @@ impl Adapter<'_> {
         let io = self.io();
         netdev::bh_disabled(|| {
             let mut acc = self.mac_stats.lock();
-            for (i, a) in acc.iter_mut().enumerate() {
-                *a += u64::from(io.read32(regs::stats::RX_BIN + 4 * i));
+            if self.gone.load(Ordering::Relaxed) {
+                return *acc;
+            }
+            let mut now = [0u32; MAC_STATS];
+            for (i, v) in now.iter_mut().enumerate() {
+                *v = io.read32(regs::stats::RX_BIN + 4 * i);
+            }
+            // A card that is gone reads all-ones: its last counts stand.
+            if now.iter().any(|v| hw::all_ones(*v)) && self.card_gone() {
+                return *acc;
+            }
+            for (a, v) in acc.iter_mut().zip(now) {
+                *a += u64::from(v);
             }
             *acc
         })

@@ -148,6 +148,14 @@ pub(crate) enum HwError {
     MdioTimeout,
     /// The PHY reported no resolved speed and duplex.
     LinkNotResolved,
+    /// A register that cannot read all-ones did: the card is gone (surprise removal, a
+    /// PCIe link down).
+    Gone,
+}
+
+/// Whether a register value is what a read of a card that is no longer there returns.
+pub(crate) const fn all_ones(raw: u32) -> bool {
+    raw == u32::MAX
 }
 
 /// Speed and duplex of an up link.
@@ -285,6 +293,9 @@ impl Hw {
         let mut last = 0;
         for _ in 0..MAX_IDLE_POLLS {
             last = io.read::<regs::IDLE_STATUS>().raw();
+            if all_ones(last) {
+                return Err(HwError::Gone);
+            }
             if last & mask == 0 {
                 return Ok(());
             }
@@ -463,6 +474,9 @@ impl Hw {
     fn wait_mdio_idle(&self, io: &impl RegIo) -> Result<regs::MDIO_CTRL, HwError> {
         for _ in 0..MDIO_POLLS {
             let r = io.read::<regs::MDIO_CTRL>();
+            if all_ones(r.raw()) {
+                return Err(HwError::Gone);
+            }
             if !r.bit(regs::MDIO_CTRL::BUSY) && !r.bit(regs::MDIO_CTRL::START) {
                 return Ok(r);
             }
@@ -628,7 +642,11 @@ impl Hw {
     /// read returns latched state) elsewhere.
     pub(crate) fn link_up(&self, io: &impl RegIo) -> Result<bool, HwError> {
         if !self.nic.has_mdio_phy() {
-            return Ok(io.read::<regs::MT_SPEED>().raw() != 0);
+            let speed = io.read::<regs::MT_SPEED>().raw();
+            if all_ones(speed) {
+                return Err(HwError::Gone);
+            }
+            return Ok(speed != 0);
         }
         let _ = self.read_phy(io, mii::BMSR)?;
         Ok(self.read_phy(io, mii::BMSR)? & mii::BMSR_LSTATUS != 0)
@@ -638,8 +656,12 @@ impl Hw {
     pub(crate) fn link(&self, io: &impl RegIo) -> Result<Link, HwError> {
         use regs::phy as p;
         if !self.nic.has_mdio_phy() {
+            let speed = io.read::<regs::MT_SPEED>().raw();
+            if all_ones(speed) {
+                return Err(HwError::Gone);
+            }
             return Ok(Link {
-                speed: io.read::<regs::MT_SPEED>().raw(),
+                speed,
                 full_duplex: true,
             });
         }

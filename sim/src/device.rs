@@ -366,6 +366,10 @@ impl Device {
     }
 
     fn read32(&mut self, env: &mut dyn Env, off: usize) -> u32 {
+        if self.faults.removed {
+            // Nobody answers: the root port completes the read with all-ones.
+            return u32::MAX;
+        }
         if off + 4 > regs::BAR0_SIZE {
             self.error("mmio_read_out_of_range");
             return u32::MAX;
@@ -424,6 +428,9 @@ impl Device {
     }
 
     fn write32(&mut self, env: &mut dyn Env, off: usize, part: u32, mask: u32) {
+        if self.faults.removed {
+            return;
+        }
         if off + 4 > regs::BAR0_SIZE {
             self.error("mmio_write_out_of_range");
             return;
@@ -563,6 +570,15 @@ impl Device {
             self.set(regs::MDIO_CTRL::OFFSET, v);
             return false;
         }
+        if self.faults.mdio_stuck {
+            // The transaction never completes: START and BUSY stay set, nothing is done.
+            self.faults.count("mdio_stuck");
+            self.set(
+                regs::MDIO_CTRL::OFFSET,
+                r.with_bit(regs::MDIO_CTRL::BUSY, true).raw(),
+            );
+            return false;
+        }
         let mut irq = false;
         let read = r.bit(regs::MDIO_CTRL::OP_READ);
         let mut data = r.field(regs::MDIO_CTRL::DATA) as u16;
@@ -633,6 +649,14 @@ impl Device {
                 self.isr |= regs::ISR::DMAR_TO_RST.mask() | regs::ISR::DMAW_TO_RST.mask();
                 self.update_irq(env);
             }
+            Fault::MdioOk => {
+                // The stuck transaction is abandoned: MDIO_CTRL reads idle again.
+                self.faults.arm(Fault::MdioOk);
+                let r = regs::MDIO_CTRL(self.get(regs::MDIO_CTRL::OFFSET))
+                    .with_bit(regs::MDIO_CTRL::BUSY, false)
+                    .with_bit(regs::MDIO_CTRL::START, false);
+                self.set(regs::MDIO_CTRL::OFFSET, r.raw());
+            }
             f => self.faults.arm(f),
         }
     }
@@ -660,7 +684,11 @@ impl Device {
 
     fn process_tx(&mut self, env: &mut dyn Env, q: usize) {
         // PRI0 and PRI1 always exist; PRI2/PRI3 only in the Mikrotik NIC's 4-queue mode.
-        if self.tx_hung || !self.tx_enabled() || (q >= 2 && self.queues() < 4) {
+        if self.tx_hung
+            || self.faults.removed
+            || !self.tx_enabled()
+            || (q >= 2 && self.queues() < 4)
+        {
             return;
         }
         let count = self
@@ -827,7 +855,8 @@ impl Device {
     /// Receives `frame` into an RFD (or drops it for want of one, counted in `rx_dropped`);
     /// the reason it was not received otherwise.
     fn place(&mut self, env: &mut dyn Env, frame: &[u8]) -> Result<(), RxFiltered> {
-        if !self.link {
+        // A card that is gone has no link either.
+        if !self.link || self.faults.removed {
             return Err(RxFiltered::LinkDown);
         }
         if !self.rx_enabled() {
@@ -999,7 +1028,7 @@ impl Device {
     /// holding tx/rx completions back until their moderation timer allows.
     fn update_irq(&mut self, env: &mut dyn Env) {
         self.deadline = None;
-        if self.dis_int {
+        if self.dis_int || self.faults.removed {
             return;
         }
         let eligible = self.isr & self.get(regs::IMR::OFFSET);
@@ -1061,6 +1090,9 @@ impl Device {
     /// Runs timers due at `env.now()`: moderation hold-offs that expired and the retrigger of
     /// an interrupt the driver has not acknowledged. Returns when to call again.
     pub fn tick(&mut self, env: &mut dyn Env) -> Option<Duration> {
+        if self.faults.removed {
+            return None;
+        }
         let now = env.now();
         if let Some(d) = self.deadline {
             if now >= d {

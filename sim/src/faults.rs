@@ -33,6 +33,13 @@ pub enum Fault {
     TxCidx(u16),
     /// `irq lose N`: the next `N` interrupts are not delivered.
     IrqLose(u32),
+    /// `surprise removal`: the card is gone for good: BAR0 reads return all-ones, writes are
+    /// lost, no DMA, no interrupts, no frames.
+    SurpriseRemoval,
+    /// `mdio stuck`: MDIO transactions never complete (BUSY stays set), until `mdio ok`.
+    MdioStuck,
+    /// `mdio ok`: MDIO transactions complete again.
+    MdioOk,
 }
 
 impl Fault {
@@ -49,6 +56,9 @@ impl Fault {
             ["rx", "error", n] => Self::RxError(number(n)?),
             ["tx", "cidx", v] => Self::TxCidx(number(v)?),
             ["irq", "lose", n] => Self::IrqLose(number(n)?),
+            ["surprise", "removal"] => Self::SurpriseRemoval,
+            ["mdio", "stuck"] => Self::MdioStuck,
+            ["mdio", "ok"] => Self::MdioOk,
             _ => return None,
         })
     }
@@ -75,9 +85,14 @@ pub struct Faults {
     irq_lose: u32,
     /// Soft resets never go idle.
     pub(crate) reset_stuck: bool,
+    /// The card is gone (surprise removal).
+    pub(crate) removed: bool,
+    /// MDIO transactions never complete.
+    pub(crate) mdio_stuck: bool,
     /// What each fault did, by SIM_STATS key: `rrd_fuzz` (descriptors written),
     /// `rrd_oversize`, `rx_error` (frames flagged), `tx_cidx` (reads served), `irq_lost`,
-    /// `dma_error` (interrupts raised), `reset_stuck` (soft resets that never went idle).
+    /// `dma_error` (interrupts raised), `reset_stuck` (soft resets that never went idle),
+    /// `surprise_removal` (1 once applied), `mdio_stuck` (transactions that never completed).
     pub injected: BTreeMap<&'static str, u64>,
 }
 
@@ -97,6 +112,14 @@ impl Faults {
             Fault::RxError(n) => self.rx_error = n,
             Fault::TxCidx(v) => self.tx_cidx = Some(v),
             Fault::IrqLose(n) => self.irq_lose = n,
+            Fault::MdioStuck => self.mdio_stuck = true,
+            Fault::MdioOk => self.mdio_stuck = false,
+            Fault::SurpriseRemoval => {
+                if !self.removed {
+                    self.removed = true;
+                    self.count("surprise_removal");
+                }
+            }
         }
     }
 

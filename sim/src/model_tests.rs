@@ -640,3 +640,43 @@ fn lost_interrupts_come_back_with_the_retrigger() {
     assert_eq!(e.irqs, 1);
     assert_eq!(d.counters.irq_retriggers, 1);
 }
+
+#[test]
+fn a_removed_card_reads_all_ones_and_does_nothing() {
+    use crate::faults::Fault;
+    let (mut d, mut e) = up(Personality::Mikrotik);
+    post_rfds(&mut d, &mut e, 0, 8);
+    d.inject(&mut e, Fault::SurpriseRemoval);
+    assert_eq!(r32(&mut d, &mut e, regs::MASTER_CTRL::OFFSET), u32::MAX);
+    assert_eq!(d.mmio_read(&mut e, 0x15f4, 2), 0xffff);
+    w32(&mut d, &mut e, regs::IMR::OFFSET, 0);
+    d.receive(&mut e, &frame(MAC, 64));
+    let f = frame([2, 0, 0, 0, 0, 2], 64);
+    post_tpd(&mut e, 0, &f, 0);
+    doorbell(&mut d, &mut e, 0, 1);
+    assert!(e.wire.is_empty());
+    assert_eq!(e.irqs, 0);
+    assert_eq!(d.counters.rx_frames[0], 0);
+    assert_eq!(d.counters.doorbells[0], 0);
+    assert_eq!(d.tick(&mut e), None);
+    d.inject(&mut e, Fault::SurpriseRemoval);
+    assert_eq!(d.faults().injected.get("surprise_removal"), Some(&1));
+}
+
+#[test]
+fn mdio_stuck_never_completes_until_mdio_ok() {
+    use crate::faults::Fault;
+    let mut e = TestEnv::new();
+    let mut d = Device::new(Personality::Ar8151, MAC);
+    d.inject(&mut e, Fault::MdioStuck);
+    let start = regs::MDIO_CTRL::default()
+        .with_bit(regs::MDIO_CTRL::START, true)
+        .with_bit(regs::MDIO_CTRL::OP_READ, true)
+        .with_field(regs::MDIO_CTRL::REG, 1);
+    w32(&mut d, &mut e, regs::MDIO_CTRL::OFFSET, start.raw());
+    let r = regs::MDIO_CTRL(r32(&mut d, &mut e, regs::MDIO_CTRL::OFFSET));
+    assert!(r.bit(regs::MDIO_CTRL::BUSY) && r.bit(regs::MDIO_CTRL::START));
+    assert_eq!(d.faults().injected.get("mdio_stuck"), Some(&1));
+    d.inject(&mut e, Fault::MdioOk);
+    assert_ne!(mdio_read(&mut d, &mut e, 1), 0xffff);
+}

@@ -5,7 +5,8 @@
 # must fire, the driver must reset the MAC and rings, and traffic must resume. An error
 # interrupt ("dma error") must make the driver reset the MAC as the C driver does; a reset
 # that never completes ("reset stuck") must leave the interface down and closable, and a
-# later `ip link set up` must bring it back.
+# later `ip link set up` must bring it back. On AR8151, a PHY bus that hangs ("mdio stuck")
+# must not hang a link event.
 set -u
 source "$VM_LIB"
 
@@ -107,6 +108,28 @@ reset_stuck_recovers() {
 	return $rc
 }
 
+# AR8151: MDIO transactions never complete (the PHY's bus hangs). A link event must not hang
+# the driver: the link reads as down, carrier off; once MDIO works again the link returns.
+mdio_stuck_recovers() {
+	local i
+	sim_control "mdio stuck"
+	sleep 0.2
+	sim_control "link down"
+	for i in $(seq 100); do
+		[ "$(cat /sys/class/net/eth0/carrier)" = 0 ] && break
+		sleep 0.1
+	done
+	[ "$(cat /sys/class/net/eth0/carrier)" = 0 ] || { echo "carrier still on"; return 1; }
+	sim_above faults.mdio_stuck 50 0 || return 1
+	echo "= MDIO transactions that never completed: $(sim faults.mdio_stuck)"
+	completes 30 ethtool eth0 >/dev/null || return 1
+	sim_control "mdio ok"
+	sleep 0.2
+	sim_control "link up"
+	link_up || return 1
+	ping_resumes
+}
+
 # The watchdog report of the tx hang is expected here, so not driver_unloads' log check.
 unloads() {
 	local n
@@ -126,6 +149,9 @@ no_oops() {
 check "tx hang: watchdog, reset, traffic resumes" tx_hang_recovers
 check "dma error: the driver resets the MAC, traffic resumes" dma_error_resets
 check "reset stuck: down without a hang, up again once the card resets" reset_stuck_recovers
+if [ "$PERSONALITY" = ar8151 ]; then
+	check "mdio stuck: a link event does not hang, the link returns with MDIO" mdio_stuck_recovers
+fi
 check "no oops or lockdep report during recovery" no_oops
 check "rmmod after the faults" unloads
 summary

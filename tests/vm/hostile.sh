@@ -3,8 +3,9 @@
 #
 # A hostile card (SIM_CONTROL faults, Documentation/sim.rst): RRDs of random words, an RRD
 # length beyond its buffer, frames flagged with CRC errors, a TPD consumer index outside the
-# ring, lost interrupts. For each: the bad input is dropped and counted, nothing in the kernel
-# log, no busy loop, recovery by reset where the C driver would reset, traffic afterwards.
+# ring, lost interrupts, and last a surprise removal. For each: the bad input is dropped and
+# counted, nothing in the kernel log, no busy loop, recovery by reset where the C driver would
+# reset, traffic afterwards; after the removal, rmmod in under 10 s.
 #
 # FUZZ (default 1000) sets how many RRDs are fuzzed, for a longer run that sources this one.
 set -u
@@ -139,10 +140,36 @@ no_report() {
 	! dmesg | grep -E 'BUG:|Oops|WARNING:|Call Trace|circular locking|inconsistent lock|sleeping function|rust_panic|panicked at|soft lockup|skb_over_panic'
 }
 
-unloads() {
-	local n
+# Surprise removal, last: the card is gone for good. The driver must notice (all-ones reads),
+# take the interface down without a report, keep its counters sane, and let rmmod complete
+# in under 10 s.
+surprise_removal() {
+	local i st
+	sim_control "surprise removal"
+	sim_reaches faults.surprise_removal 50 1 || return 1
+	# Traffic and a statistics read: either makes the driver read the card.
+	ping -c 3 -i 0.2 -W 1 -q 192.0.2.2 >/dev/null 2>&1
+	for i in $(seq 150); do
+		ip -s link show eth0 >/dev/null
+		[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] || break
+		sleep 0.1
+	done
+	[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] || { echo "carrier still on"; return 1; }
+	dmesg | grep -E 'atl1c' | tail -3
+	# All-ones MAC counters must not have been added to the statistics.
+	st=$(ip -s -j link show eth0 | jq -c '.[0].stats64 | [.rx.packets, .tx.packets, .rx.errors, .rx.dropped]')
+	echo "= after removal: rx/tx packets, rx errors, rx dropped: $st"
+	echo "$st" | jq -e 'all(. < 4294967295)' >/dev/null || { echo "all-ones counted"; return 1; }
+	! dmesg | grep -E 'BUG:|Oops|WARNING:|Call Trace|rust_panic|panicked at|soft lockup'
+}
+
+unloads_fast() {
+	local n start
+	start=$(date +%s)
 	ip link set eth0 down || return 1
 	rmmod "$DRIVER" || return 1
+	echo "= ip link set down + rmmod: $(($(date +%s) - start)) s"
+	[ $(($(date +%s) - start)) -lt 10 ] || { echo "took 10 s or more"; return 1; }
 	for n in /sys/class/net/*; do
 		[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] &&
 			{ echo "$(basename "$n") still registered"; return 1; }
@@ -157,5 +184,6 @@ check "rx error 5: counted as errors, traffic resumes" rx_error
 check "tx cidx 0xffff: no busy loop, the watchdog resets, traffic resumes" tx_cidx
 check "irq lose 3: the retrigger brings them back, traffic resumes" irq_lose
 check "no oops, warning or lockdep report" no_report
-check "rmmod after the faults; every command understood" unloads
+check "surprise removal: carrier off, no all-ones counts, no report" surprise_removal
+check "ip link set down and rmmod in under 10 s; every command understood" unloads_fast
 summary

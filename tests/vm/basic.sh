@@ -159,6 +159,9 @@ down_up() {
 # own deltas disagree are named.
 counters_agree() {
 	snapshot final || return 1
+	# Interrupts the model re-sent because the driver had not acknowledged them: a figure
+	# for now (a driver that relies on them forgets to clear ISR).
+	echo "= irq_retriggers: $(sim irq_retriggers)"
 	python3 - phases.jsonl <<'PY'
 import json, os, sys
 snaps = [json.loads(l) for l in open(sys.argv[1])]

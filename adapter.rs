@@ -984,6 +984,14 @@ impl<'a> Adapter<'a> {
             if !rrd.is_updated() {
                 break;
             }
+            // The read that saw the updated bit may have torn: the CPU reads the 16 bytes in
+            // pieces, and the words before the bit can be from before the card wrote them
+            // (seen under TCG: a cleared word 0, a bad RFD count). Read it again once the bit
+            // is seen (atl1c_clean_rx_irq reads word 3 first too).
+            netdev::dma_rmb();
+            let Ok(rrd) = r.read_rrd(ri) else {
+                break;
+            };
             let _ = r.clear_rrd(ri);
             r.rrd_next_to_clean = ring.next(r.rrd_next_to_clean);
             let expected = r.rfd_next_to_clean;

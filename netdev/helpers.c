@@ -153,6 +153,11 @@ unsigned int atl1c_rs_rx_flags(struct net_device *dev)
 	return (dev->flags & IFF_PROMISC ? 1 : 0) | (dev->flags & IFF_ALLMULTI ? 2 : 0);
 }
 
+void atl1c_rs_dma_rmb(void)
+{
+	dma_rmb();
+}
+
 int atl1c_rs_xmit_more(void)
 {
 	return netdev_xmit_more();

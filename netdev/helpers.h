@@ -75,6 +75,8 @@ void atl1c_rs_set_parent(struct net_device *dev, struct device *parent);
 /* bit 0: IFF_PROMISC, bit 1: IFF_ALLMULTI */
 unsigned int atl1c_rs_rx_flags(struct net_device *dev);
 int atl1c_rs_xmit_more(void);
+/* dma_rmb(): reads of coherent DMA memory after this one are not satisfied before it. */
+void atl1c_rs_dma_rmb(void);
 /*
  * ndo_features_check: GSO skbs whose segment size exceeds max_gso_size are segmented by the
  * stack instead; then the VLAN checks the core applies when a driver has no features_check.

@@ -1350,6 +1350,13 @@ impl<T: EthtoolOps + IrqHandler> Drop for NetDriver<T> {
     }
 }
 
+/// Orders reads of coherent DMA memory (`dma_rmb`): a descriptor's other words are read
+/// only after the word that says the device has written it.
+pub(crate) fn dma_rmb() {
+    // SAFETY: a barrier; no memory is accessed.
+    unsafe { nb::atl1c_rs_dma_rmb() }
+}
+
 /// Runs `f` with softirqs disabled on this CPU, so that locks shared with NAPI and the xmit
 /// path can be taken from process context (`local_bh_disable`). `f` must not sleep.
 pub(crate) fn bh_disabled<R>(f: impl FnOnce() -> R) -> R {

@@ -13,27 +13,6 @@ source "$VM_LIB"
 
 FUZZ=${FUZZ:-1000}
 
-# Waits up to $2 tenths of a second for the model's counter $1 to reach $3.
-sim_reaches() {
-	local i v
-	for i in $(seq "$2"); do
-		v=$(sim "$1")
-		[ "$v" != null ] && [ "$v" -ge "$3" ] && return 0
-		sleep 0.1
-	done
-	echo "$1 stayed at $v (want $3)"
-	return 1
-}
-
-ping_resumes() {
-	local i
-	for i in $(seq 100); do
-		ping -c 1 -W 1 -q 192.0.2.2 >/dev/null 2>&1 && break
-		sleep 0.2
-	done
-	ping_ok ping -c 20 -i 0.05 -W 2 192.0.2.2
-}
-
 # rx packets + rx errors of eth0, and the model's rx_frames, at rest.
 rx_counts() {
 	local i a b
@@ -85,9 +64,9 @@ rrd_oversize() {
 	local before after
 	before=$(rx_counts)
 	sim_control "rrd oversize"
-	sim_reaches faults.rrd_oversize 100 0 || return 1
+	sleep 0.2
 	remote ping -c 3 -i 0.2 -W 1 -q 192.0.2.1 >/dev/null 2>&1
-	sim_reaches faults.rrd_oversize 50 1 || return 1
+	sim_at_least faults.rrd_oversize 50 1 || return 1
 	ping_resumes || return 1
 	after=$(rx_counts)
 	accounted "$before" "$after"
@@ -99,7 +78,7 @@ rx_error() {
 	sim_control "rx error 5"
 	sleep 0.2
 	remote ping -c 10 -i 0.1 -W 1 -q 192.0.2.1 >/dev/null 2>&1
-	sim_reaches faults.rx_error 50 5 || return 1
+	sim_at_least faults.rx_error 50 5 || return 1
 	ping_resumes || return 1
 	after=$(rx_counts)
 	accounted "$before" "$after" || return 1
@@ -116,7 +95,7 @@ tx_cidx() {
 	sim_control "tx cidx 0xffff"
 	sleep 0.2
 	ping -c 3 -i 0.2 -W 1 -q 192.0.2.2 >/dev/null 2>&1
-	sim_reaches faults.tx_cidx 50 1 || return 1
+	sim_at_least faults.tx_cidx 50 1 || return 1
 	for i in $(seq 300); do
 		[ "$(dmesg | grep -c "NETDEV WATCHDOG")" -gt "$w0" ] && break
 		ping -c 1 -W 1 -q 192.0.2.2 >/dev/null 2>&1
@@ -132,7 +111,7 @@ irq_lose() {
 	sim_control "irq lose 3"
 	sleep 0.2
 	ping_resumes || return 1
-	sim_reaches faults.irq_lost 50 3 || return 1
+	sim_at_least faults.irq_lost 50 3 || return 1
 	echo "= interrupts lost: $(sim faults.irq_lost), retriggers: $(sim irq_retriggers)"
 }
 
@@ -146,7 +125,7 @@ no_report() {
 surprise_removal() {
 	local i st
 	sim_control "surprise removal"
-	sim_reaches faults.surprise_removal 50 1 || return 1
+	sim_at_least faults.surprise_removal 50 1 || return 1
 	# Traffic and a statistics read: either makes the driver read the card.
 	ping -c 3 -i 0.2 -W 1 -q 192.0.2.2 >/dev/null 2>&1
 	for i in $(seq 150); do

@@ -11,10 +11,16 @@
 # remote COMMAND...       runs in the peer's network namespace
 # iperf_server            starts a one-shot iperf3 server on the peer and waits until it listens
 # link_up                 waits up to 5 s for carrier on eth0
+# link_down               waits up to 10 s for eth0's carrier to go
 # ping_ok COMMAND...      runs a ping command (`ping ...`, `remote ping ...`); succeeds on 0%
 #                         packet loss
 # sim_control COMMAND     hands the model a control command (SIM_CONTROL)
 # sim KEY[.KEY...]        a value from the model's counters (SIM_STATS; arrays on one line)
+# sim_at_least KEY TENTHS N  waits up to TENTHS tenths of a second for the model's counter
+#                         KEY (absent: 0) to reach N
+# ping_resumes            waits up to 20 s for the peer to answer, then 20 pings, no loss
+# completes SECS COMMAND...  runs COMMAND, failing if it has not completed within SECS (a
+#                         task stuck in the kernel ignores signals: timeout(1) cannot tell)
 # kernel_log_clean        fails on any warning, oops, lockdep or watchdog report in dmesg
 # dut_probed              eth0 is the card (1969:1083), bound to $DRIVER
 # driver_unloads          eth0 down, rmmod $DRIVER: no net_device of the card is left, and
@@ -70,6 +76,16 @@ link_up() {
 	return 1
 }
 
+link_down() {
+	local i
+	for i in $(seq 100); do
+		[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] || return 0
+		sleep 0.1
+	done
+	echo "carrier still on"
+	return 1
+}
+
 ping_ok() {
 	local out
 	out=$("$@") || { echo "$out"; return 1; }
@@ -84,6 +100,39 @@ sim_control() {
 
 sim() {
 	jq -c ".$1" "$SIM_STATS"
+}
+
+sim_at_least() {
+	local i v
+	for i in $(seq "$2"); do
+		v=$(jq ".$1 // 0" "$SIM_STATS")
+		[ "$v" -ge "$3" ] 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "$1 stayed at $v (want $3)"
+	return 1
+}
+
+ping_resumes() {
+	local i
+	for i in $(seq 100); do
+		ping -c 1 -W 1 -q 192.0.2.2 >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	ping_ok ping -c 20 -i 0.05 -W 2 192.0.2.2
+}
+
+completes() {
+	local secs=$1 pid i
+	shift
+	"$@" &
+	pid=$!
+	for i in $(seq $((secs * 10))); do
+		kill -0 $pid 2>/dev/null || { wait $pid; return; }
+		sleep 0.1
+	done
+	echo "'$*' has not completed after $secs s"
+	return 1
 }
 
 kernel_log_clean() {

@@ -207,6 +207,15 @@ impl RxRing {
         Ok(Rrd::from_bytes(&dma_read!(self.rrd, [try: i])))
     }
 
+    /// Whether the card has written the RRD at `i` (its updated bit, read alone: the other
+    /// words are read only after it, see `rx_poll`).
+    fn rrd_ready(&self, i: usize) -> Result<bool> {
+        Ok(ring::rrd_updated(dma_read!(
+            self.rrd,
+            [try: i][build: ring::RRD_UPDATED_BYTE]
+        )))
+    }
+
     /// Zeroes the RFD at `i`.
     fn clear_rfd(&self, i: usize) -> Result {
         dma_write!(self.rfd, [try: i], [0u8; RFD_SIZE]);
@@ -585,7 +594,7 @@ impl<'a> Adapter<'a> {
         let mut i = r.rrd_next_to_clean;
         let mut n = 0u64;
         for _ in 0..ring.count() {
-            if !r.read_rrd(usize::from(i)).is_ok_and(|d| d.is_updated()) {
+            if !r.rrd_ready(usize::from(i)).unwrap_or(false) {
                 break;
             }
             n += 1;
@@ -775,9 +784,7 @@ impl<'a> Adapter<'a> {
             // IP length: the layout is read again after it.
             if skb.tso_prep().is_err() {
                 drop(t);
-                self.doorbell(q, ntu0);
-                self.tx_stats[q].dropped.fetch_add(1, Ordering::Relaxed);
-                skb.drop_reason(DropReason::NoMem);
+                self.tx_drop(q, ntu0, skb, DropReason::NoMem);
                 return;
             }
             info = skb.info();
@@ -804,9 +811,7 @@ impl<'a> Adapter<'a> {
             // Should not happen (the queue stops early): drop, and flush what is held back.
             txq.maybe_stop(idx, TX_STOP, TX_START);
             drop(t);
-            self.doorbell(q, ntu0);
-            self.tx_stats[q].dropped.fetch_add(1, Ordering::Relaxed);
-            skb.drop_reason(DropReason::FullRing);
+            self.tx_drop(q, ntu0, skb, DropReason::FullRing);
             return;
         }
         // Offload template for every TPD of the frame.
@@ -880,9 +885,7 @@ impl<'a> Adapter<'a> {
                 i = ring.next(i);
             }
             drop(t);
-            self.doorbell(q, ntu0);
-            self.tx_stats[q].dropped.fetch_add(1, Ordering::Relaxed);
-            skb.drop_reason(DropReason::NoMem);
+            self.tx_drop(q, ntu0, skb, DropReason::NoMem);
             return;
         }
         let n = segs.len();
@@ -919,6 +922,14 @@ impl<'a> Adapter<'a> {
         if txq.sent(len, more) {
             self.doorbell(q, ntu);
         }
+    }
+
+    /// Drops a frame `tx_frame` cannot send (the ring lock released), counted in `txN_dropped`,
+    /// after a doorbell at `ntu`: what earlier frames held back behind xmit_more goes out.
+    fn tx_drop(&self, q: usize, ntu: u16, skb: SkBuff, reason: DropReason) {
+        self.doorbell(q, ntu);
+        self.tx_stats[q].dropped.fetch_add(1, Ordering::Relaxed);
+        skb.drop_reason(reason);
     }
 
     fn put_tpd(&self, t: &mut TxRing, i: u16, d: Tpd, buf: Option<TxBuf>) -> Result {
@@ -978,16 +989,12 @@ impl<'a> Adapter<'a> {
             let mut r = lock.lock();
             let ring = r.ring;
             let ri = usize::from(r.rrd_next_to_clean);
-            let Ok(rrd) = r.read_rrd(ri) else {
-                break;
-            };
-            if !rrd.is_updated() {
+            if !r.rrd_ready(ri).unwrap_or(false) {
                 break;
             }
-            // The read that saw the updated bit may have torn: the CPU reads the 16 bytes in
-            // pieces, and the words before the bit can be from before the card wrote them
-            // (seen under TCG: a cleared word 0, a bad RFD count). Read it again once the bit
-            // is seen (atl1c_clean_rx_irq reads word 3 first too).
+            // The updated bit first, then the rest: a read of all 16 bytes at once can tear
+            // (the CPU reads them in pieces; seen under TCG: a cleared word 0 beside a written
+            // word 3, a bad RFD count). atl1c_clean_rx_irq reads word 3 first too.
             netdev::dma_rmb();
             let Ok(rrd) = r.read_rrd(ri) else {
                 break;
@@ -1170,15 +1177,15 @@ impl netdev::IrqHandler for Adapter<'_> {
         }
         // Ack what we saw and hold further interrupts while scheduling.
         io.write(regs::ISR(status | regs::ISR::DIS_INT.mask()));
-        if status & ISR_RESET != 0 && self.up.load(Ordering::Acquire) {
-            // atl1c_intr: a DMA or tx queue timeout needs a MAC reset. Interrupts stay held
-            // (ISR_DIS_INT) until the reset reprograms the card.
-            self.hw_errors.fetch_add(1, Ordering::Relaxed);
-            self.reset_pending.store(true, Ordering::Release);
-            self.napi.schedule_task();
-            return true;
-        }
         if self.up.load(Ordering::Acquire) {
+            if status & ISR_RESET != 0 {
+                // atl1c_intr: a DMA or tx queue timeout needs a MAC reset. Interrupts stay
+                // held (ISR_DIS_INT) until the reset reprograms the card.
+                self.hw_errors.fetch_add(1, Ordering::Relaxed);
+                self.reset_pending.store(true, Ordering::Release);
+                self.napi.schedule_task();
+                return true;
+            }
             for q in 0..self.queues().min(regs::ISR_RX_PKT.len()) {
                 if status & regs::ISR_RX_PKT[q] != 0 {
                     if let Some(n) = self.napi.get(q) {

@@ -300,6 +300,16 @@ pub(crate) struct Rrd {
     pub(crate) word3: u32,
 }
 
+/// The byte of an RRD (as the card writes it, little endian) that holds the updated bit:
+/// word 3, bit 31.
+pub(crate) const RRD_UPDATED_BYTE: usize = 15;
+
+/// Whether [`RRD_UPDATED_BYTE`] of an RRD says the card has written it.
+pub(crate) const fn rrd_updated(byte: u8) -> bool {
+    // CAST: the top byte of word 3.
+    (byte as u32) << 24 & rrs::RXD_UPDATED.mask() != 0
+}
+
 impl Rrd {
     /// The descriptor as the device writes it.
     pub(crate) fn to_bytes(self) -> [u8; RRD_SIZE] {
@@ -557,6 +567,15 @@ mod tests {
         assert_eq!(Rrd::from_bytes(&b), r);
         assert!(r.is_updated());
         assert!(!Rrd::default().is_updated());
+        // The byte the driver polls holds the same bit, and only it decides.
+        for d in [r, Rrd::default()] {
+            assert_eq!(rrd_updated(d.to_bytes()[RRD_UPDATED_BYTE]), d.is_updated());
+        }
+        let not_updated = Rrd {
+            word3: !rrs::RXD_UPDATED.mask(),
+            ..Rrd::default()
+        };
+        assert!(!rrd_updated(not_updated.to_bytes()[RRD_UPDATED_BYTE]));
     }
 
     #[test]

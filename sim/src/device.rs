@@ -963,7 +963,8 @@ impl Device {
             rrd.word3 |= rrs::VLAN_INS.mask();
             rrd.vlan_tag = tci.swap_bytes();
         }
-        let rrd = self.faulty_rrd(rrd, buf_len as u32);
+        // CAST: the RX_BUF_SIZE field is 14 bits.
+        self.faults.rrd(&mut rrd, buf_len as u32);
         let rrd_idx = self.rrd_prod[q];
         let rrd_addr = (rx_hi | u64::from(self.get(queue::RRD_HEAD_ADDR_LO[q])))
             + u64::from(rrd_idx) * RRD_SIZE as u64;
@@ -986,29 +987,6 @@ impl Device {
         self.isr |= regs::ISR_RX_PKT[q];
         self.update_irq(env);
         Ok(())
-    }
-
-    /// `rrd` with the armed RRD faults applied (`rrd fuzz`, `rrd oversize`, `rx error`).
-    fn faulty_rrd(&mut self, rrd: Rrd, buf_len: u32) -> Rrd {
-        let b = rrd.to_bytes();
-        let word =
-            |i: usize| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
-        let words = [word(0), word(1), word(2), word(3)];
-        let w = self.faults.rrd(
-            words,
-            rrs::RXD_UPDATED.mask(),
-            rrs::PKT_SIZE.mask(),
-            rrs::RX_ERR_SUM.mask() | rrs::RX_ERR_CRC.mask(),
-            buf_len,
-        );
-        if w == words {
-            return rrd;
-        }
-        let mut out = [0u8; RRD_SIZE];
-        for (i, v) in w.iter().enumerate() {
-            out[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
-        }
-        Rrd::from_bytes(&out)
     }
 
     fn timers(&self) -> (Option<Duration>, Option<Duration>) {

@@ -11,6 +11,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::ring::{rrs, Rrd};
+
 /// A fault the model can inject, parsed from a SIM_CONTROL command
 /// (`Documentation/sim.rst`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,38 +148,32 @@ impl Faults {
         (x >> 32) as u32
     }
 
-    /// The RRD words (0..=3) the card writes for a frame, faults applied: `words` as the card
-    /// would write them; in word 3, `updated` the updated bit, `size_mask` the length field
-    /// and `error_bits` what flags a CRC error; `buf_len` the RFD buffer size.
-    pub(crate) fn rrd(
-        &mut self,
-        mut words: [u32; 4],
-        updated: u32,
-        size_mask: u32,
-        error_bits: u32,
-        buf_len: u32,
-    ) -> [u32; 4] {
+    /// Applies the armed RRD faults to the RRD the card writes for a frame whose RFD buffer
+    /// holds `buf_len` bytes: `rrd fuzz` (random words, the updated bit set), `rrd oversize`
+    /// (a length 64 bytes beyond the buffer), `rx error` (a CRC error).
+    pub(crate) fn rrd(&mut self, rrd: &mut Rrd, buf_len: u32) {
         if self.rrd_fuzz > 0 {
             self.rrd_fuzz -= 1;
             self.count("rrd_fuzz");
-            for w in words.iter_mut() {
-                *w = self.next_random();
-            }
-            words[3] |= updated;
-            return words;
+            rrd.word0 = self.next_random();
+            rrd.rss_hash = self.next_random();
+            let w2 = self.next_random();
+            // CAST: the two halves of word 2.
+            (rrd.vlan_tag, rrd.flag) = (w2 as u16, (w2 >> 16) as u16);
+            rrd.word3 = self.next_random() | rrs::RXD_UPDATED.mask();
+            return;
         }
         if self.rrd_oversize {
             self.rrd_oversize = false;
             self.count("rrd_oversize");
-            let len = (buf_len + 64).min(size_mask);
-            words[3] = (words[3] & !size_mask) | len;
+            let len = (buf_len + 64).min(rrs::PKT_SIZE.mask());
+            rrd.word3 = (rrd.word3 & !rrs::PKT_SIZE.mask()) | len;
         }
         if self.rx_error > 0 {
             self.rx_error -= 1;
             self.count("rx_error");
-            words[3] |= error_bits;
+            rrd.word3 |= rrs::RX_ERR_SUM.mask() | rrs::RX_ERR_CRC.mask();
         }
-        words
     }
 
     /// Whether the next interrupt is lost (counted).
@@ -216,12 +212,20 @@ mod tests {
     fn fuzzed_rrds_are_random_but_updated_and_counted() {
         let mut f = Faults::default();
         f.arm(Fault::RrdFuzz(2, 42));
-        let w = [1, 2, 3, 4];
-        let a = f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536);
-        let b = f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536);
+        let w = Rrd {
+            word0: 1,
+            rss_hash: 2,
+            vlan_tag: 3,
+            flag: 0,
+            word3: 4,
+        };
+        let (mut a, mut b, mut c) = (w, w, w);
+        f.rrd(&mut a, 1536);
+        f.rrd(&mut b, 1536);
         assert_ne!(a, b);
-        assert!(a[3] & (1 << 31) != 0 && b[3] & (1 << 31) != 0);
-        assert_eq!(f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536), w);
+        assert!(a.is_updated() && b.is_updated());
+        f.rrd(&mut c, 1536);
+        assert_eq!(c, w);
         assert_eq!(f.injected.get("rrd_fuzz"), Some(&2));
     }
 
@@ -230,10 +234,15 @@ mod tests {
         let mut f = Faults::default();
         f.arm(Fault::RrdOversize);
         f.arm(Fault::RxError(1));
-        let w = [0, 0, 0, 100];
-        let a = f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536);
-        assert_eq!(a[3] & 0x3fff, 1600);
-        assert!(a[3] & (1 << 21) != 0);
-        assert_eq!(f.rrd(w, 1 << 31, 0x3fff, 1 << 21, 1536), w);
+        let w = Rrd {
+            word3: 100,
+            ..Rrd::default()
+        };
+        let (mut a, mut b) = (w, w);
+        f.rrd(&mut a, 1536);
+        assert_eq!(rrs::PKT_SIZE.get(a.word3), 1600);
+        assert!(a.word3 & rrs::RX_ERR_CRC.mask() != 0);
+        f.rrd(&mut b, 1536);
+        assert_eq!(b, w);
     }
 }

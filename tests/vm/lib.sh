@@ -19,8 +19,14 @@
 # sim_at_least KEY TENTHS N  waits up to TENTHS tenths of a second for the model's counter
 #                         KEY (absent: 0) to reach N
 # ping_resumes            waits up to 20 s for the peer to answer, then 20 pings, no loss
+# watchdog_fires          pings the peer for up to 30 s until the tx watchdog fires (a new
+#                         NETDEV WATCHDOG line in dmesg), and prints that line
 # completes SECS COMMAND...  runs COMMAND, failing if it has not completed within SECS (a
 #                         task stuck in the kernel ignores signals: timeout(1) cannot tell)
+# KERNEL_REPORTS          what a kernel prints when something is wrong (an extended regex);
+#                         scripts/vm fails every run whose kernel log matches it
+# no_kernel_report        fails on any KERNEL_REPORTS line in dmesg (a tx watchdog timeout,
+#                         which fault scenarios provoke, is not one)
 # kernel_log_clean        fails on any warning, oops, lockdep or watchdog report in dmesg
 # dut_probed              eth0 is the card (1969:1083), bound to $DRIVER
 # driver_unloads          eth0 down, rmmod $DRIVER: no net_device of the card is left, and
@@ -29,6 +35,12 @@
 # JSON is read with jq: a TCG guest takes most of a second to start python.
 
 export LC_ALL=C
+
+# Warnings and oopses (KASAN and KFENCE report as "BUG: KASAN: ..."), lockdep, UBSAN,
+# kmemleak and DMA-API debugging reports (not their boot banners), lockup and hung-task
+# detectors, Rust panics, skb_over_panic. NETDEV WATCHDOG is not among them: fault scenarios
+# provoke it on purpose and check for it themselves. scripts/vm reads this line too.
+KERNEL_REPORTS='WARNING:|BUG:|Oops|Call Trace|INFO: task .* blocked|hung_task|soft lockup|hard LOCKUP|rcu_sched self-detected|circular locking|inconsistent lock|lock order|possible recursive locking|sleeping function|UBSAN:|suspected memory leak|DMA-API: .*device driver|skb_over_panic|rust_panic|panicked at'
 VM_CHECKS=0
 VM_FAILED=0
 
@@ -122,6 +134,18 @@ ping_resumes() {
 	ping_ok ping -c 20 -i 0.05 -W 2 192.0.2.2
 }
 
+watchdog_fires() {
+	local i w0
+	w0=$(dmesg | grep -c "NETDEV WATCHDOG")
+	for i in $(seq 300); do
+		[ "$(dmesg | grep -c "NETDEV WATCHDOG")" -gt "$w0" ] && break
+		ping -c 1 -W 1 -q 192.0.2.2 >/dev/null 2>&1
+		sleep 0.1
+	done
+	[ "$(dmesg | grep -c "NETDEV WATCHDOG")" -gt "$w0" ] || { echo "the watchdog never fired"; return 1; }
+	dmesg | grep "NETDEV WATCHDOG" | tail -1
+}
+
 completes() {
 	local secs=$1 pid i
 	shift
@@ -135,9 +159,15 @@ completes() {
 	return 1
 }
 
+no_kernel_report() {
+	local bad
+	bad=$(dmesg | grep -E "$KERNEL_REPORTS")
+	[ -z "$bad" ] || { echo "$bad" | head -20; return 1; }
+}
+
 kernel_log_clean() {
 	local bad
-	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|circular locking|inconsistent lock|lock order|sleeping function|rust_panic|panicked at|NETDEV WATCHDOG')
+	bad=$(dmesg | grep -E "$KERNEL_REPORTS|NETDEV WATCHDOG")
 	[ -z "$bad" ] || { echo "$bad" | head -20; return 1; }
 }
 

@@ -179,6 +179,9 @@ struct RxRing {
     rfd_next_to_use: u16,
     rfd_next_to_clean: u16,
     rrd_next_to_clean: u16,
+    /// The last refill stopped on an allocation failure: the ring is short of buffers and
+    /// NAPI retries the refill (see `rx_poll`).
+    refill_failed: bool,
 }
 
 impl RxRing {
@@ -199,6 +202,7 @@ impl RxRing {
             rfd_next_to_use: 0,
             rfd_next_to_clean: 0,
             rrd_next_to_clean: 0,
+            refill_failed: false,
         })
     }
 
@@ -537,13 +541,18 @@ impl<'a> Adapter<'a> {
         (v >> ((off & 2) * 8)) as u16
     }
 
-    fn rx_fill(&self, dev: NetDev, napi: Option<&Napi>, q: usize, buf_len: u32) -> Result {
+    /// Gives the card a buffer in every free RFD. Returns whether the ring is full: on an
+    /// allocation or mapping failure it stops, counts `alloc_fail`, and leaves the rest to the
+    /// next NAPI poll (which `rx_poll` then schedules itself: a card without buffers raises
+    /// no rx interrupt).
+    fn rx_fill(&self, dev: NetDev, napi: Option<&Napi>, q: usize, buf_len: u32) -> Result<bool> {
         let Some(lock) = self.rx.get(q) else {
             return Err(EINVAL);
         };
         let mut r = lock.lock();
         let ring = r.ring;
         let mut filled = false;
+        r.refill_failed = false;
         loop {
             let ntu = r.rfd_next_to_use;
             let next = ring.next(ntu);
@@ -555,15 +564,14 @@ impl<'a> Adapter<'a> {
                 break;
             }
             let Some(skb) = SkBuff::alloc_rx(&dev, napi, buf_len) else {
-                if let Some(s) = self.rx_stats.get(q) {
-                    s.alloc_fail.fetch_add(1, Ordering::Relaxed);
-                }
+                r.refill_failed = true;
                 break;
             };
             let dma = match skb.map_head(&self.dma, 0, buf_len, Dir::FromDevice) {
                 Ok(a) => a,
                 Err(_) => {
                     skb.drop_reason(DropReason::NoMem);
+                    r.refill_failed = true;
                     break;
                 }
             };
@@ -578,7 +586,19 @@ impl<'a> Adapter<'a> {
             let ntu = r.rfd_next_to_use;
             self.io().write32(queue::RFD_PROD_IDX[q], u32::from(ntu));
         }
-        Ok(())
+        if r.refill_failed {
+            if let Some(s) = self.rx_stats.get(q) {
+                s.alloc_fail.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Ok(!r.refill_failed)
+    }
+
+    /// How many buffers rx queue `q` has given the card.
+    fn rx_posted(&self, q: usize) -> usize {
+        self.rx
+            .get(q)
+            .map_or(0, |l| l.lock().bufs.iter().filter(|b| b.is_some()).count())
     }
 
     /// Counts the frames the card returned that NAPI never took (the MAC is stopped, NAPI
@@ -985,8 +1005,10 @@ impl<'a> Adapter<'a> {
         let mt = self.nic == NicType::Mt;
         let csum = self.rx_csum.load(Ordering::Relaxed);
         let mut done = 0;
+        let mut short = false;
         while done < budget {
             let mut r = lock.lock();
+            short = r.refill_failed;
             let ring = r.ring;
             let ri = usize::from(r.rrd_next_to_clean);
             if !r.rrd_ready(ri).unwrap_or(false) {
@@ -1046,8 +1068,11 @@ impl<'a> Adapter<'a> {
                 }
             }
         }
-        if done > 0 {
-            let _ = self.rx_fill(dev, Some(napi), q, buf_len);
+        // A ring left short by an allocation failure is refilled even without a frame: the
+        // card may have no buffer left to raise an interrupt with. While it stays short, NAPI
+        // stays scheduled (the whole budget reported as done) and retries, as ixgbe does.
+        if (done > 0 || short) && !self.rx_fill(dev, Some(napi), q, buf_len).unwrap_or(true) {
+            return budget;
         }
         done
     }
@@ -1124,7 +1149,10 @@ impl<'a> Adapter<'a> {
             }
             self.configure(mtu)?;
             for q in 0..self.queues() {
-                self.rx_fill(dev, None, q, buf_len)?;
+                // A short ring is refilled by NAPI; one without a single buffer cannot start.
+                if !self.rx_fill(dev, None, q, buf_len)? && self.rx_posted(q) == 0 {
+                    return Err(ENOMEM);
+                }
             }
             // Link first: MDIO belongs to open until NAPI is enabled.
             self.check_link(dev);
@@ -1422,7 +1450,14 @@ const TX_QUEUE_STATS: [&str; 7] = [
     "frames_per_doorbell",
     "stopped",
 ];
-const RX_QUEUE_STATS: [&str; 5] = ["packets", "bytes", "errors", "dropped", "irqs"];
+const RX_QUEUE_STATS: [&str; 6] = [
+    "packets",
+    "bytes",
+    "errors",
+    "dropped",
+    "irqs",
+    "alloc_fail",
+];
 const DRIVER_STATS: [&str; 3] = ["rx_bad_rrd", "hw_errors", "resets"];
 
 impl Adapter<'_> {
@@ -1799,6 +1834,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
                 s.errors.load(Ordering::Relaxed),
                 s.dropped.load(Ordering::Relaxed),
                 s.completions.load(Ordering::Relaxed),
+                s.alloc_fail.load(Ordering::Relaxed),
             ]
         });
         // `Iterator::` spelled out: pin-init's blanket `Init::chain` is in scope too.

@@ -51,7 +51,8 @@ void atl1c_rs_skb_info(struct sk_buff *skb, struct atl1c_rs_skb_info *info)
 	info->ip_summed = skb->ip_summed;
 	info->csum_start = skb->ip_summed == CHECKSUM_PARTIAL ? skb_checksum_start_offset(skb) : 0;
 	info->csum_offset = skb->ip_summed == CHECKSUM_PARTIAL ? skb->csum_offset : 0;
-	info->transport_offset = skb_transport_offset(skb);
+	/* Only a GSO skb is sure to have a transport header (an ARP request has none). */
+	info->transport_offset = skb_is_gso(skb) ? skb_transport_offset(skb) : 0;
 	info->network_offset = skb_network_offset(skb);
 	info->tcp_all_headers = skb_is_gso(skb) ? skb_tcp_all_headers(skb) : 0;
 	info->vlan_present = skb_vlan_tag_present(skb);

@@ -199,7 +199,7 @@ stats() {
 	b=$(ethtool -S eth0 | awk '/ tx[0-9]+_packets:/ { s += $2 } END { print s }')
 	echo "tx packets (all queues) $a -> $b"
 	[ "$b" -ge $((a + 10)) ] || return 1
-	for k in tx0_doorbells tx0_frames_per_doorbell tx0_stopped rx0_packets rx0_dropped rx0_irqs \
+	for k in tx0_doorbells tx0_frames_per_doorbell tx0_stopped rx0_packets rx0_dropped rx0_irqs rx0_alloc_fail \
 		rx_bad_rrd hw_errors resets \
 		mac_rx_ok mac_tx_ok mac_rx_rrd_ov mac_tx_mcast_byte; do
 		ethtool -S eth0 | grep -q "^     $k: " || { echo "no $k"; return 1; }

@@ -6,6 +6,7 @@
 #   make check      set up what is missing, then run every test; ends with "N passed, N failed"
 #   make demo       set up what is missing, boot the guest and show the driver
 #   make bench      atl1c_rs against the C driver on Debian's stock kernel (bench/run)
+#   make soak       the long run: every scenario at full counts on the kernel that sees
 #   make setup      install/build the toolchain, kernel and QEMU into the cache
 #   make clean     (make clean-module: only the module build)
 #
@@ -36,7 +37,7 @@ KCONFIG_FILE = $(firstword $(wildcard $(KDIR)/include/config/auto.conf $(KDIR)/.
 KERNEL_LLVM = $(if $(shell grep -sx 'CONFIG_CC_IS_CLANG=y' $(KCONFIG_FILE)),LLVM=1)
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) $(KERNEL_LLVM) BINDGEN=$(BINDGEN)
 
-.PHONY: all modules clippy setup check demo bench distro install clean clean-module
+.PHONY: all modules clippy setup check demo bench soak distro install clean clean-module
 
 all modules:
 	@test -n "$(KDIR)" || { echo "no kernel: run 'make setup' or pass KDIR=" >&2; exit 1; }
@@ -76,6 +77,9 @@ check:
 
 demo:
 	scripts/demo
+
+soak:
+	scripts/check --soak
 
 bench:
 	bench/run

@@ -84,7 +84,7 @@ unloads() {
 		[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] &&
 			{ echo "$(basename "$n") still registered"; return 1; }
 	done
-	return 0
+	kmemleak_scan
 }
 
 check "tx hang: watchdog, reset, traffic resumes" tx_hang_recovers
@@ -94,5 +94,5 @@ if [ "$PERSONALITY" = ar8151 ]; then
 	check "mdio stuck: a link event does not hang, the link returns with MDIO" mdio_stuck_recovers
 fi
 check "no oops or lockdep report during recovery" no_kernel_report
-check "rmmod after the faults" unloads
+check "rmmod after the faults, no leak" unloads
 summary

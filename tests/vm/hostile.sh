@@ -142,6 +142,7 @@ unloads_fast() {
 	done
 	[ "$(sim control_errors)" = 0 ] || { echo "the model did not understand a command"; return 1; }
 	echo "= faults: $(sim faults)"
+	kmemleak_scan
 }
 
 check "rrd fuzz $FUZZ: every frame passed up or counted, traffic resumes" rrd_fuzz
@@ -151,5 +152,5 @@ check "tx cidx 0xffff: no busy loop, the watchdog resets, traffic resumes" tx_ci
 check "irq lose 3: the retrigger brings them back, traffic resumes" irq_lose
 check "no oops, warning or lockdep report" no_kernel_report
 check "surprise removal: carrier off, no all-ones counts, no report" surprise_removal
-check "ip link set down and rmmod in under 10 s; every command understood" unloads_fast
+check "ip link set down and rmmod in under 10 s; every command understood; no leak" unloads_fast
 summary

@@ -4,7 +4,8 @@
 # VM_LIB (Documentation/vm.rst), so a scenario, the project's or anyone's, may
 # `source "$VM_LIB"`. Bash only; nothing here runs on its own.
 #
-# check NAME COMMAND...   runs a check: prints "ok N - NAME" or "not ok N - NAME" and the last
+# check NAME COMMAND...   runs a check: prints "ok N - NAME (S s)" or "not ok N - NAME (S s)"
+#                         (S: the seconds it took, as information) and the last
 #                         15 lines of its output as "#   " comments; output lines starting
 #                         with "= " (figures worth keeping) are shown after a pass too
 # summary                 prints "N passed, N failed"; returns non-zero if any check failed
@@ -28,6 +29,11 @@
 # no_kernel_report        fails on any KERNEL_REPORTS line in dmesg (a tx watchdog timeout,
 #                         which fault scenarios provoke, is not one)
 # kernel_log_clean        fails on any warning, oops, lockdep or watchdog report in dmesg
+# kmemleak_scan           scans for leaks (kmemleak, test kernel) and fails on any; without
+#                         kmemleak (Debian's kernel) says so and succeeds
+# inject_start KIND PCT   fails PCT% of the allocations made with $DRIVER's code on the stack
+#                         (KIND failslab or fail_page_alloc; test kernel); inject_stop KIND
+#                         ends it and prints "= KIND: N allocations failed"
 # dut_probed              eth0 is the card (1969:1083), bound to $DRIVER
 # driver_unloads          eth0 down, rmmod $DRIVER: no net_device of the card is left, and
 #                         kernel_log_clean
@@ -45,17 +51,18 @@ VM_CHECKS=0
 VM_FAILED=0
 
 check() {
-	local name=$1 out rc
+	local name=$1 out rc t0=$SECONDS
 	shift
 	VM_CHECKS=$((VM_CHECKS + 1))
 	out=$("$@" 2>&1)
 	rc=$?
+	# The guest time a check took, for whoever trims a scenario (never a pass criterion).
 	if [ $rc -eq 0 ]; then
-		echo "ok $VM_CHECKS - $name"
+		echo "ok $VM_CHECKS - $name ($((SECONDS - t0)) s)"
 		printf '%s\n' "$out" | sed -n 's/^= /#   /p'
 	else
 		VM_FAILED=$((VM_FAILED + 1))
-		echo "not ok $VM_CHECKS - $name"
+		echo "not ok $VM_CHECKS - $name ($((SECONDS - t0)) s)"
 		printf '%s\n' "$out" | tail -15 | sed 's/^/#   /'
 	fi
 }
@@ -189,4 +196,80 @@ driver_unloads() {
 			{ echo "$(basename "$n") still registered"; return 1; }
 	done
 	kernel_log_clean
+}
+
+kmemleak_scan() {
+	local f=/sys/kernel/debug/kmemleak out
+	[ -e $f ] || { echo "= kmemleak: not in this kernel"; return 0; }
+	# kmemleak reports an object only once it has been unreferenced for 5 s, and after two
+	# scans that agree.
+	sleep 5
+	echo scan >$f && echo scan >$f || return 1
+	out=$(cat $f) || { echo "kmemleak is off (it disables itself when out of memory)"; return 1; }
+	[ -z "$out" ] || { echo "$out" | head -40; return 1; }
+	echo "= kmemleak: no leak"
+}
+
+# Addresses of $DRIVER's code: the first and past the last of its text symbols.
+driver_text() {
+	[ "$(cat /proc/sys/kernel/kptr_restrict)" = 0 ] || echo 0 >/proc/sys/kernel/kptr_restrict
+	awk -v m="[$DRIVER]" '$4 == m && ($2 == "t" || $2 == "T") { print $1 }' /proc/kallsyms |
+		sort | sed -n '1p;$p' | tr '\n' ' '
+}
+
+# Addresses of DMA-API debugging's code (kernel/dma/debug.c, one stretch of text): the
+# allocations it makes under the driver's calls are not the driver's, and when one fails it
+# switches itself off for good ("cacheline tracking ENOMEM, dma-debug disabled").
+dma_debug_text() {
+	local m a lo= hi=
+	m=$(awk '$3 == "debug_dma_map_phys" { print $1 }' /proc/kallsyms)
+	[ -n "$m" ] || return 0
+	# Kernel text addresses: bash's signed 64-bit arithmetic orders them correctly.
+	for a in $(awk '($2 == "t" || $2 == "T") && $3 ~ /^(debug_dma_|dma_debug_|dma_entry_|add_dma_entry|check_unmap|check_sync|active_cacheline_|__hash_bucket_find)/ { print $1 }' /proc/kallsyms); do
+		# Not the init code (dma_debug_init and its command-line parsers), far away.
+		[ $((0x$a - 0x$m)) -gt -1048576 ] && [ $((0x$a - 0x$m)) -lt 1048576 ] || continue
+		[ -z "$lo" ] || [ $((0x$a)) -lt $((lo)) ] && lo=0x$a
+		[ -z "$hi" ] || [ $((0x$a)) -gt $((hi)) ] && hi=0x$a
+	done
+	printf '%s 0x%x\n' "$lo" $((hi + 0x4000))
+}
+
+INJECT_TIMES=1000000
+inject_start() {
+	local d=/sys/kernel/debug/$1 key text dbg
+	[ -d "$d" ] || { echo "no $d in this kernel"; return 1; }
+	# /proc/kallsyms takes seconds to read in a sanitizer guest: read it again only when the
+	# driver was loaded anew.
+	key=$(cat "/sys/module/$DRIVER/sections/.text" 2>/dev/null)
+	if [ "$key" != "${INJECT_KEY:-}" ]; then
+		INJECT_TEXT=($(driver_text))
+		INJECT_DBG=($(dma_debug_text))
+		INJECT_KEY=$key
+	fi
+	[ ${#INJECT_TEXT[@]} -eq 2 ] || { echo "no text symbols of $DRIVER"; return 1; }
+	text=("${INJECT_TEXT[@]}")
+	dbg=("${INJECT_DBG[@]}")
+	echo 0 >"$d/probability"
+	echo "0x${text[0]}" >"$d/require-start"
+	# Past the last function's start: the largest function is well below 64 KiB.
+	printf '0x%x\n' $((0x${text[1]} + 0x10000)) >"$d/require-end"
+	echo 32 >"$d/stacktrace-depth"
+	if [ ${#dbg[@]} -eq 2 ]; then
+		echo "${dbg[0]}" >"$d/reject-start"
+		echo "${dbg[1]}" >"$d/reject-end"
+	fi
+	echo N >"$d/task-filter"
+	echo N >"$d/ignore-gfp-wait"
+	[ "$1" != fail_page_alloc ] || { echo N >"$d/ignore-gfp-highmem"; echo 0 >"$d/min-order"; }
+	echo 0 >"$d/verbose"
+	echo 0 >"$d/space"
+	echo 1 >"$d/interval"
+	echo $INJECT_TIMES >"$d/times"
+	echo "$2" >"$d/probability"
+}
+
+inject_stop() {
+	local d=/sys/kernel/debug/$1
+	echo 0 >"$d/probability"
+	echo "= $1: $((INJECT_TIMES - $(cat "$d/times"))) allocations failed"
 }

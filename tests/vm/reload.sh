@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rmmod and insmod, RELOADS times (default 3), each rmmod while pktgen transmits through the
+# card and the peer floods it: rmmod must complete (pktgen lets go of the device when it is
+# unregistered), the module must probe again, and traffic must resume; at the end, no leak
+# (kmemleak, test kernel) and nothing in the kernel log.
+set -u
+source "$VM_LIB"
+
+RELOADS=${RELOADS:-3}
+KO=$(ls /job/modules/*-"$DRIVER".ko)
+
+# pktgen on eth0 without end (count 0), in the background.
+pktgen_start() {
+	local peer_mac
+	peer_mac=$(remote cat /sys/class/net/peer0/address)
+	echo "rem_device_all" >/proc/net/pktgen/kpktgend_0
+	echo "add_device eth0" >/proc/net/pktgen/kpktgend_0 || return 1
+	echo "count 0" >/proc/net/pktgen/eth0
+	echo "pkt_size 60" >/proc/net/pktgen/eth0
+	echo "delay 100000" >/proc/net/pktgen/eth0
+	echo "dst 192.0.2.2" >/proc/net/pktgen/eth0
+	echo "dst_mac $peer_mac" >/proc/net/pktgen/eth0
+	echo "start" >/proc/net/pktgen/pgctrl &
+	PKTGEN=$!
+}
+
+# The card back as eth0 with its addresses, as the guest's init left it.
+reprobe() {
+	local i n dut=
+	insmod "$KO" || return 1
+	for i in $(seq 50); do
+		for n in /sys/class/net/*; do
+			[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] && dut=$(basename "$n")
+		done
+		[ -n "$dut" ] && break
+		sleep 0.1
+	done
+	[ -n "$dut" ] || { echo "no netdev after insmod"; return 1; }
+	[ "$dut" = eth0 ] || ip link set "$dut" name eth0 || return 1
+	ip addr add 192.0.2.1/24 dev eth0
+	ip addr add 2001:db8::1/64 dev eth0 nodad
+	ip link set eth0 up
+	link_up
+}
+
+reloads() {
+	local i j flood
+	for i in $(seq "$RELOADS"); do
+		remote ping -f -W 1 -q 192.0.2.1 >/dev/null 2>&1 &
+		flood=$!
+		pktgen_start || return 1
+		# rmmod only once pktgen is sending through the card.
+		for j in $(seq 100); do
+			grep -q 'pkts-sofar: [1-9]' /proc/net/pktgen/eth0 2>/dev/null && break
+			sleep 0.1
+		done
+		grep -q 'pkts-sofar: [1-9]' /proc/net/pktgen/eth0 || { echo "pktgen sends nothing"; return 1; }
+		completes 30 rmmod "$DRIVER" || { kill $flood; return 1; }
+		kill $flood 2>/dev/null
+		echo stop >/proc/net/pktgen/pgctrl
+		for j in $(seq 100); do
+			kill -0 $PKTGEN 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 $PKTGEN 2>/dev/null && { echo "pktgen did not stop"; return 1; }
+		wait $flood $PKTGEN 2>/dev/null
+		reprobe || return 1
+		ping_resumes >/dev/null || { echo "no traffic after reload $i"; return 1; }
+	done
+	echo "= $RELOADS rmmod (under pktgen and a flood) and insmod"
+	ping_resumes
+}
+
+unloads() {
+	completes 30 ip link set eth0 down || return 1
+	completes 30 rmmod "$DRIVER" || return 1
+	kmemleak_scan
+}
+
+check "rmmod under pktgen and insmod, $RELOADS times: traffic resumes" reloads
+check "rmmod at the end: no leak" unloads
+check "no report in the kernel log" no_kernel_report
+summary

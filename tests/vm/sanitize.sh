@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The sanitizer tier (the test kernel: KASAN, kmemleak, DMA-API debugging, UBSAN, lockdep,
+# fault injection): traffic both ways, down/up and MTU changes under traffic, then allocation
+# failures injected into the driver's own calls (failslab and fail_page_alloc, limited to
+# stacks through the driver's code) at open, at rx refill and at xmit. Each must fail
+# cleanly: open returns an error and leaves the interface down, a refill that fails is counted
+# (rxN_alloc_fail) and retried, a transmit that fails is dropped and counted; traffic resumes
+# once the injection stops. Last, rmmod: no DMA mapping left behind, no leak (kmemleak).
+#
+# ROUNDS (default 3) sets the down/up and MTU rounds, for a longer run that sources this one.
+set -u
+source "$VM_LIB"
+
+ROUNDS=${ROUNDS:-3}
+case $PERSONALITY in
+mikrotik) JUMBO=9000 ;;
+*) JUMBO=4000 ;;
+esac
+
+sum_stat() { # PATTERN: the sum of the ethtool -S counters matching it
+	ethtool -S eth0 | awk -v p="$1" '$1 ~ p { s += $2 } END { print s + 0 }'
+}
+
+traffic() {
+	ping_ok ping -c 20 -i 0.05 -W 2 192.0.2.2 || return 1
+	iperf_server
+	iperf3 -c 192.0.2.2 -t 2 -J >/tmp/iperf-tx.json || return 1
+	iperf_server
+	iperf3 -c 192.0.2.2 -t 2 -R -J >/tmp/iperf-rx.json || return 1
+	echo "= iperf3 tx $(jq '.end.sum_received.bytes' /tmp/iperf-tx.json) bytes," \
+		"rx $(jq '.end.sum_received.bytes' /tmp/iperf-rx.json) bytes"
+}
+
+# The peer floods the DUT while the DUT goes down and up and changes its MTU.
+lifecycle() {
+	local i flood rc=0
+	remote ping -f -W 1 -q 192.0.2.1 >/dev/null 2>&1 &
+	flood=$!
+	for i in $(seq "$ROUNDS"); do
+		completes 30 ip link set eth0 down || rc=1
+		completes 30 ip link set eth0 up || rc=1
+		link_up || rc=1
+		completes 30 ip link set eth0 mtu "$JUMBO" || rc=1
+		link_up || rc=1
+		completes 30 ip link set eth0 mtu 1500 || rc=1
+		link_up || rc=1
+		[ $rc -eq 0 ] || break
+	done
+	kill $flood 2>/dev/null
+	wait $flood 2>/dev/null
+	[ $rc -eq 0 ] || return 1
+	echo "= $ROUNDS rounds of down/up and MTU 1500/$JUMBO under a flood"
+	ping_resumes
+}
+
+# Every allocation made through ndo_open fails: open must return an error and leave nothing
+# behind. Then a third of them, many times over: each open succeeds or fails whole.
+open_fails() {
+	local i ok=0 failed=0
+	ip link set eth0 down
+	inject_start failslab 100 || return 1
+	if ip link set eth0 up 2>/tmp/up.err; then
+		inject_stop failslab
+		echo "open succeeded with every allocation failing"
+		return 1
+	fi
+	inject_stop failslab
+	echo "= ip link set up: $(cat /tmp/up.err)"
+	[ "$(cat /sys/class/net/eth0/operstate)" = down ] || { echo "eth0 not down after a failed open"; return 1; }
+	for i in $(seq 10); do
+		inject_start failslab 30 && inject_start fail_page_alloc 30 || return 1
+		if ip link set eth0 up 2>/dev/null; then ok=$((ok + 1)); else failed=$((failed + 1)); fi
+		inject_stop fail_page_alloc >/dev/null
+		inject_stop failslab >/dev/null
+		ip link set eth0 down
+	done
+	echo "= 10 opens with 30% of allocations failing: $ok succeeded, $failed failed"
+	ip link set eth0 up || return 1
+	link_up || return 1
+	ping_resumes
+}
+
+# Rx buffers fail to allocate while the peer floods: the refills are counted and retried
+# (a ring left empty would stall rx for good), and rx resumes when the injection stops.
+refill_fails() {
+	local a0 a1 flood
+	a0=$(sum_stat '^rx[0-9]+_alloc_fail:')
+	remote ping -f -W 1 -q 192.0.2.1 >/dev/null 2>&1 &
+	flood=$!
+	inject_start failslab 50 && inject_start fail_page_alloc 50 || { kill $flood; return 1; }
+	sleep 3
+	inject_stop fail_page_alloc
+	inject_stop failslab
+	kill $flood 2>/dev/null
+	wait $flood 2>/dev/null
+	a1=$(sum_stat '^rx[0-9]+_alloc_fail:')
+	echo "= rx refills that failed: $((a1 - a0))"
+	[ "$a1" -gt "$a0" ] || { echo "no refill failed: the injection missed the driver"; return 1; }
+	ping_resumes || return 1
+	ping_ok remote ping -c 20 -i 0.05 -W 2 192.0.2.1
+}
+
+# Transmits whose per-frame allocations fail are dropped and counted, never half sent.
+xmit_fails() {
+	local d0 d1
+	d0=$(sum_stat '^tx[0-9]+_dropped:')
+	inject_start failslab 50 || return 1
+	ping -f -c 2000 -W 1 -q 192.0.2.2 >/dev/null 2>&1
+	inject_stop failslab
+	d1=$(sum_stat '^tx[0-9]+_dropped:')
+	echo "= transmits dropped: $((d1 - d0))"
+	[ "$d1" -gt "$d0" ] || { echo "no transmit dropped: the injection missed the driver"; return 1; }
+	ping_resumes
+}
+
+unload_clean() {
+	local dis=/sys/kernel/debug/dma-api/disabled
+	# DMA-API debugging switches itself off for good when it runs out of memory: then it
+	# would see no mapping left behind.
+	if [ -e $dis ] && [ "$(cat $dis)" != N ]; then
+		echo "DMA-API debugging is off: $(dmesg | grep 'DMA-API' | tail -1)"
+		return 1
+	fi
+	completes 30 ip link set eth0 down || return 1
+	completes 30 rmmod "$DRIVER" || return 1
+	[ ! -e /sys/class/net/eth0 ] || [ "$(basename "$(readlink -f /sys/class/net/eth0/device/driver)")" != "$DRIVER" ] ||
+		{ echo "eth0 still bound"; return 1; }
+	kmemleak_scan
+}
+
+check "traffic both ways" traffic
+check "down/up and MTU changes under a flood, $ROUNDS rounds" lifecycle
+check "allocation failures at open: an error, nothing left behind" open_fails
+check "allocation failures at rx refill: counted, retried, rx resumes" refill_fails
+check "allocation failures at xmit: dropped and counted, tx resumes" xmit_fails
+check "no report from KASAN, UBSAN, lockdep, DMA-API or the lockup detectors" no_kernel_report
+check "rmmod: no DMA mapping left, no leak" unload_clean
+check "no report after rmmod" no_kernel_report
+summary

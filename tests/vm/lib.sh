@@ -29,6 +29,7 @@
 # no_kernel_report        fails on any KERNEL_REPORTS line in dmesg (a tx watchdog timeout,
 #                         which fault scenarios provoke, is not one)
 # kernel_log_clean        fails on any warning, oops, lockdep or watchdog report in dmesg
+# flood_start / flood_stop  the peer floods the DUT (ping -f) in the background, and stops
 # kmemleak_scan           scans for leaks (kmemleak, test kernel) and fails on any; without
 #                         kmemleak (Debian's kernel) says so and succeeds
 # inject_start KIND PCT   fails PCT% of the allocations made with $DRIVER's code on the stack
@@ -272,4 +273,20 @@ inject_stop() {
 	local d=/sys/kernel/debug/$1
 	echo 0 >"$d/probability"
 	echo "= $1: $((INJECT_TIMES - $(cat "$d/times"))) allocations failed"
+}
+
+# `remote ping ... &` would give the PID of a subshell: killing it leaves ping flooding.
+flood_start() {
+	ip netns exec remote ping -f -W 1 -q 192.0.2.1 >/dev/null 2>&1 &
+}
+
+flood_stop() {
+	local i
+	pkill -f '^ping -f -W 1 -q 192.0.2.1$'
+	for i in $(seq 50); do
+		pgrep -f '^ping -f -W 1 -q 192.0.2.1$' >/dev/null || return 0
+		sleep 0.1
+	done
+	echo "the flood did not stop"
+	return 1
 }

@@ -46,10 +46,9 @@ reprobe() {
 }
 
 reloads() {
-	local i j flood
+	local i j
 	for i in $(seq "$RELOADS"); do
-		remote ping -f -W 1 -q 192.0.2.1 >/dev/null 2>&1 &
-		flood=$!
+		flood_start
 		pktgen_start || return 1
 		# rmmod only once pktgen is sending through the card.
 		for j in $(seq 100); do
@@ -57,15 +56,15 @@ reloads() {
 			sleep 0.1
 		done
 		grep -q 'pkts-sofar: [1-9]' /proc/net/pktgen/eth0 || { echo "pktgen sends nothing"; return 1; }
-		completes 30 rmmod "$DRIVER" || { kill $flood; return 1; }
-		kill $flood 2>/dev/null
+		completes 30 rmmod "$DRIVER" || { flood_stop; return 1; }
+		flood_stop
 		echo stop >/proc/net/pktgen/pgctrl
 		for j in $(seq 100); do
 			kill -0 $PKTGEN 2>/dev/null || break
 			sleep 0.1
 		done
 		kill -0 $PKTGEN 2>/dev/null && { echo "pktgen did not stop"; return 1; }
-		wait $flood $PKTGEN 2>/dev/null
+		wait $PKTGEN 2>/dev/null
 		reprobe || return 1
 		ping_resumes >/dev/null || { echo "no traffic after reload $i"; return 1; }
 	done

@@ -35,9 +35,8 @@ traffic() {
 
 # The peer floods the DUT while the DUT goes down and up and changes its MTU.
 lifecycle() {
-	local i flood rc=0
-	remote ping -f -W 1 -q 192.0.2.1 >/dev/null 2>&1 &
-	flood=$!
+	local i rc=0
+	flood_start
 	for i in $(seq "$ROUNDS"); do
 		completes 30 ip link set eth0 down || rc=1
 		completes 30 ip link set eth0 up || rc=1
@@ -48,8 +47,7 @@ lifecycle() {
 		link_up || rc=1
 		[ $rc -eq 0 ] || break
 	done
-	kill $flood 2>/dev/null
-	wait $flood 2>/dev/null
+	flood_stop
 	[ $rc -eq 0 ] || return 1
 	echo "= $ROUNDS rounds of down/up and MTU 1500/$JUMBO under a flood"
 	ping_resumes
@@ -85,16 +83,14 @@ open_fails() {
 # Rx buffers fail to allocate while the peer floods: the refills are counted and retried
 # (a ring left empty would stall rx for good), and rx resumes when the injection stops.
 refill_fails() {
-	local a0 a1 flood
+	local a0 a1
 	a0=$(sum_stat '^rx[0-9]+_alloc_fail:')
-	remote ping -f -W 1 -q 192.0.2.1 >/dev/null 2>&1 &
-	flood=$!
-	inject_start failslab 50 && inject_start fail_page_alloc 50 || { kill $flood; return 1; }
+	flood_start
+	inject_start failslab 50 && inject_start fail_page_alloc 50 || { flood_stop; return 1; }
 	sleep 3
 	inject_stop fail_page_alloc
 	inject_stop failslab
-	kill $flood 2>/dev/null
-	wait $flood 2>/dev/null
+	flood_stop
 	a1=$(sum_stat '^rx[0-9]+_alloc_fail:')
 	echo "= rx refills that failed: $((a1 - a0))"
 	[ "$a1" -gt "$a0" ] || { echo "no refill failed: the injection missed the driver"; return 1; }

@@ -36,8 +36,13 @@
 #                         (KIND failslab or fail_page_alloc; test kernel); inject_stop KIND
 #                         ends it and prints "= KIND: N allocations failed"
 # dut_probed              eth0 is the card (1969:1083), bound to $DRIVER
-# driver_unloads          eth0 down, rmmod $DRIVER: no net_device of the card is left, and
-#                         kernel_log_clean
+# dut_setup               after insmod: waits up to 5 s for the card's net_device, names it
+#                         eth0, adds 192.0.2.1/24 and 2001:db8::1/64, sets it up and waits
+#                         up to 10 s for carrier (without failing: link_up checks it);
+#                         the guest's init does this before every scenario
+# driver_removed          eth0 down, rmmod $DRIVER, each within 30 s: no net_device of the
+#                         card is left
+# driver_unloads          driver_removed, and kernel_log_clean
 #
 # JSON is read with jq: a TCG guest takes most of a second to start python.
 
@@ -188,15 +193,40 @@ dut_probed() {
 	ip link show eth0
 }
 
-driver_unloads() {
+dut_setup() {
+	local i n dut=
+	for i in $(seq 50); do
+		for n in /sys/class/net/*; do
+			[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] && dut=$(basename "$n")
+		done
+		[ -n "$dut" ] && break
+		sleep 0.1
+	done
+	[ -n "$dut" ] || { echo "the ${DRIVER:-} driver registered no netdev"; return 1; }
+	[ "$dut" = eth0 ] || ip link set "$dut" name eth0 || return 1
+	ip addr add 192.0.2.1/24 dev eth0 || return 1
+	ip addr add 2001:db8::1/64 dev eth0 nodad || return 1
+	ip link set eth0 up || return 1
+	for i in $(seq 100); do
+		[ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] && break
+		sleep 0.1
+	done
+	return 0
+}
+
+driver_removed() {
 	local n
-	ip link set eth0 down
-	rmmod "$DRIVER" || return 1
+	completes 30 ip link set eth0 down || return 1
+	completes 30 rmmod "$DRIVER" || return 1
 	for n in /sys/class/net/*; do
 		[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] &&
 			{ echo "$(basename "$n") still registered"; return 1; }
 	done
-	kernel_log_clean
+	return 0
+}
+
+driver_unloads() {
+	driver_removed && kernel_log_clean
 }
 
 kmemleak_scan() {
@@ -237,7 +267,7 @@ dma_debug_text() {
 
 INJECT_TIMES=1000000
 inject_start() {
-	local d=/sys/kernel/debug/$1 key text dbg
+	local d=/sys/kernel/debug/$1 key
 	[ -d "$d" ] || { echo "no $d in this kernel"; return 1; }
 	# /proc/kallsyms takes seconds to read in a sanitizer guest: read it again only when the
 	# driver was loaded anew.
@@ -248,16 +278,14 @@ inject_start() {
 		INJECT_KEY=$key
 	fi
 	[ ${#INJECT_TEXT[@]} -eq 2 ] || { echo "no text symbols of $DRIVER"; return 1; }
-	text=("${INJECT_TEXT[@]}")
-	dbg=("${INJECT_DBG[@]}")
 	echo 0 >"$d/probability"
-	echo "0x${text[0]}" >"$d/require-start"
+	echo "0x${INJECT_TEXT[0]}" >"$d/require-start"
 	# Past the last function's start: the largest function is well below 64 KiB.
-	printf '0x%x\n' $((0x${text[1]} + 0x10000)) >"$d/require-end"
+	printf '0x%x\n' $((0x${INJECT_TEXT[1]} + 0x10000)) >"$d/require-end"
 	echo 32 >"$d/stacktrace-depth"
-	if [ ${#dbg[@]} -eq 2 ]; then
-		echo "${dbg[0]}" >"$d/reject-start"
-		echo "${dbg[1]}" >"$d/reject-end"
+	if [ ${#INJECT_DBG[@]} -eq 2 ]; then
+		echo "${INJECT_DBG[0]}" >"$d/reject-start"
+		echo "${INJECT_DBG[1]}" >"$d/reject-end"
 	fi
 	echo N >"$d/task-filter"
 	echo N >"$d/ignore-gfp-wait"

@@ -28,21 +28,7 @@ pktgen_start() {
 
 # The card back as eth0 with its addresses, as the guest's init left it.
 reprobe() {
-	local i n dut=
-	insmod "$KO" || return 1
-	for i in $(seq 50); do
-		for n in /sys/class/net/*; do
-			[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] && dut=$(basename "$n")
-		done
-		[ -n "$dut" ] && break
-		sleep 0.1
-	done
-	[ -n "$dut" ] || { echo "no netdev after insmod"; return 1; }
-	[ "$dut" = eth0 ] || ip link set "$dut" name eth0 || return 1
-	ip addr add 192.0.2.1/24 dev eth0
-	ip addr add 2001:db8::1/64 dev eth0 nodad
-	ip link set eth0 up
-	link_up
+	insmod "$KO" && dut_setup && link_up
 }
 
 reloads() {
@@ -73,9 +59,7 @@ reloads() {
 }
 
 unloads() {
-	completes 30 ip link set eth0 down || return 1
-	completes 30 rmmod "$DRIVER" || return 1
-	kmemleak_scan
+	driver_removed && kmemleak_scan
 }
 
 check "rmmod under pktgen and insmod, $RELOADS times: traffic resumes" reloads

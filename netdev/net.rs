@@ -1045,11 +1045,14 @@ impl<T: EthtoolOps> Registration<T> {
     ///
     /// # Safety
     ///
-    /// `driver` must stay valid and pinned until this registration is dropped.
+    /// `driver` must stay valid and pinned until this registration is dropped. `irq`, the
+    /// interrupt line that schedules the NAPI instances, is reported with them (netdev
+    /// netlink's `napi-get`, for IRQ affinity tools).
     pub(crate) unsafe fn new(
         pdev: &pci::Device<Core<'_>>,
         driver: &T,
         cfg: NetDevConfig,
+        irq: Option<u32>,
     ) -> Result<Self> {
         if cfg.napi > MAX_NAPI || cfg.queues == 0 {
             return Err(EINVAL);
@@ -1060,7 +1063,9 @@ impl<T: EthtoolOps> Registration<T> {
         };
         let dev = NonNull::new(dev).ok_or(ENOMEM)?;
         let raw = dev.as_ptr();
-        // SAFETY: a freshly allocated, unregistered net_device: we may set any field.
+        // SAFETY: a freshly allocated, unregistered net_device: we may set any field, and add
+        // NAPI instances in its private area (sized for `MAX_NAPI`, `cfg.napi` checked above)
+        // and give them their interrupt line (process context: netif_napi_set_irq locks).
         unsafe {
             let p = nb::netdev_priv(raw).cast::<Priv>();
             (*p).driver = core::ptr::from_ref(driver).cast();
@@ -1086,6 +1091,9 @@ impl<T: EthtoolOps> Registration<T> {
                     nb::netif_napi_add_weight(raw, n, Some(Vtable::<T>::poll), 64);
                 } else {
                     nb::netif_napi_add_tx_weight(raw, n, Some(Vtable::<T>::poll), 64);
+                }
+                if let Some(irq) = irq.and_then(|i| i32::try_from(i).ok()) {
+                    nb::netif_napi_set_irq(n, irq);
                 }
             }
             nb::atl1c_rs_init_task_work(&raw mut (*p).task, Some(Vtable::<T>::task));
@@ -1316,7 +1324,7 @@ impl<T: EthtoolOps + IrqHandler> NetDriver<T> {
         // SAFETY: `data` is pinned on the heap and dropped after `irq` (field order).
         let irq = unsafe { Irq::request(pdev, t, irq_name)? };
         // SAFETY: as above, `data` outlives `reg`.
-        let reg = unsafe { Registration::new(pdev, t, cfg)? };
+        let reg = unsafe { Registration::new(pdev, t, cfg, Some(irq.irq))? };
         Ok(Self { irq, reg, data })
     }
 

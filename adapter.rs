@@ -250,6 +250,11 @@ struct QueueStats {
     alloc_fail: AtomicU64,
     /// Rx: frames passed up as `CHECKSUM_UNNECESSARY`.
     csum_ok: AtomicU64,
+    /// Tx: frames the card segments (TSO), their bytes, and what it sends for them.
+    gso_packets: AtomicU64,
+    gso_bytes: AtomicU64,
+    gso_wire_packets: AtomicU64,
+    gso_wire_bytes: AtomicU64,
 }
 
 impl QueueStats {
@@ -267,6 +272,10 @@ impl QueueStats {
             packets: self.packets.load(Ordering::Relaxed),
             bytes: self.bytes.load(Ordering::Relaxed),
             stop: self.stops.load(Ordering::Relaxed),
+            hw_gso_packets: self.gso_packets.load(Ordering::Relaxed),
+            hw_gso_bytes: self.gso_bytes.load(Ordering::Relaxed),
+            hw_gso_wire_packets: self.gso_wire_packets.load(Ordering::Relaxed),
+            hw_gso_wire_bytes: self.gso_wire_bytes.load(Ordering::Relaxed),
         }
     }
 }
@@ -932,8 +941,15 @@ impl<'a> Adapter<'a> {
         // Count what goes on the wire: every TSO segment repeats the headers.
         let segs = u64::from(info.gso_segs.max(1));
         let wire = u64::from(len) + (segs - 1) * u64::from(info.tcp_all_headers);
-        self.tx_stats[q].packets.fetch_add(segs, Ordering::Relaxed);
-        self.tx_stats[q].bytes.fetch_add(wire, Ordering::Relaxed);
+        let st = &self.tx_stats[q];
+        st.packets.fetch_add(segs, Ordering::Relaxed);
+        st.bytes.fetch_add(wire, Ordering::Relaxed);
+        if gso {
+            st.gso_packets.fetch_add(1, Ordering::Relaxed);
+            st.gso_bytes.fetch_add(u64::from(len), Ordering::Relaxed);
+            st.gso_wire_packets.fetch_add(segs, Ordering::Relaxed);
+            st.gso_wire_bytes.fetch_add(wire, Ordering::Relaxed);
+        }
         // Stop before the ring can fill; a stopped queue makes `sent` ring the doorbell, so
         // nothing is held back behind xmit_more.
         if !txq.maybe_stop(idx, TX_STOP, TX_START) {
@@ -1930,6 +1946,10 @@ impl netdev::EthtoolOps for Adapter<'_> {
             tx.packets += t.packets;
             tx.bytes += t.bytes;
             tx.stop += t.stop;
+            tx.hw_gso_packets += t.hw_gso_packets;
+            tx.hw_gso_bytes += t.hw_gso_bytes;
+            tx.hw_gso_wire_packets += t.hw_gso_wire_packets;
+            tx.hw_gso_wire_bytes += t.hw_gso_wire_bytes;
         }
         (rx, tx)
     }

@@ -177,6 +177,12 @@ pub(crate) struct QStatsTx {
     pub(crate) bytes: u64,
     /// Times the queue was stopped for lack of descriptors.
     pub(crate) stop: u64,
+    /// Frames the card segmented (TSO), their bytes as handed to it, and the segments and
+    /// bytes it put on the wire for them.
+    pub(crate) hw_gso_packets: u64,
+    pub(crate) hw_gso_bytes: u64,
+    pub(crate) hw_gso_wire_packets: u64,
+    pub(crate) hw_gso_wire_bytes: u64,
 }
 
 impl QStatsRx {
@@ -193,6 +199,10 @@ impl QStatsTx {
         d.packets = self.packets;
         d.bytes = self.bytes;
         d.stop = self.stop;
+        d.hw_gso_packets = self.hw_gso_packets;
+        d.hw_gso_bytes = self.hw_gso_bytes;
+        d.hw_gso_wire_packets = self.hw_gso_wire_packets;
+        d.hw_gso_wire_bytes = self.hw_gso_wire_bytes;
     }
 }
 

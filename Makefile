@@ -37,7 +37,7 @@ KCONFIG_FILE = $(firstword $(wildcard $(KDIR)/include/config/auto.conf $(KDIR)/.
 KERNEL_LLVM = $(if $(shell grep -sx 'CONFIG_CC_IS_CLANG=y' $(KCONFIG_FILE)),LLVM=1)
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) $(KERNEL_LLVM) BINDGEN=$(BINDGEN)
 
-.PHONY: all modules clippy setup check demo bench soak distro install clean clean-module
+.PHONY: all modules clippy setup check demo bench soak selftests distro install clean clean-module
 
 all modules:
 	@test -n "$(KDIR)" || { echo "no kernel: run 'make setup' or pass KDIR=" >&2; exit 1; }
@@ -83,6 +83,9 @@ soak:
 
 bench:
 	bench/run
+
+selftests:
+	scripts/selftests run
 
 clean-module:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then $(KMAKE) clean; fi

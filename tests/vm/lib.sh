@@ -36,6 +36,7 @@
 #                         (KIND failslab or fail_page_alloc; test kernel); inject_stop KIND
 #                         ends it and prints "= KIND: N allocations failed"
 # dut_probed              eth0 is the card (1969:1083), bound to $DRIVER
+# card_netdevs            the names of the card's net_devices (vendor 0x1969), one a line
 # dut_setup               after insmod: waits up to 5 s for the card's net_device, names it
 #                         eth0, adds 192.0.2.1/24 and 2001:db8::1/64, sets it up and waits
 #                         up to 10 s for carrier (without failing: link_up checks it);
@@ -193,12 +194,19 @@ dut_probed() {
 	ip link show eth0
 }
 
+# The names of the card's net_devices (PCI vendor 0x1969), one a line.
+card_netdevs() {
+	local n
+	for n in /sys/class/net/*; do
+		[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] && basename "$n"
+	done
+	return 0
+}
+
 dut_setup() {
-	local i n dut=
+	local i dut=
 	for i in $(seq 50); do
-		for n in /sys/class/net/*; do
-			[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] && dut=$(basename "$n")
-		done
+		dut=$(card_netdevs | tail -1)
 		[ -n "$dut" ] && break
 		sleep 0.1
 	done
@@ -215,14 +223,11 @@ dut_setup() {
 }
 
 driver_removed() {
-	local n
+	local left
 	completes 30 ip link set eth0 down || return 1
 	completes 30 rmmod "$DRIVER" || return 1
-	for n in /sys/class/net/*; do
-		[ -e "$n/device/vendor" ] && [ "$(cat "$n/device/vendor")" = 0x1969 ] &&
-			{ echo "$(basename "$n") still registered"; return 1; }
-	done
-	return 0
+	left=$(card_netdevs)
+	[ -z "$left" ] || { echo "$left" | sed 's/$/ still registered/'; return 1; }
 }
 
 driver_unloads() {

@@ -30,6 +30,14 @@ SELFTESTS=${SELFTESTS:-drivers/net/ping.py drivers/net/stats.py drivers/net/queu
 	drivers/net/hw/pp_alloc_fail.py}
 SKIPPED=0
 
+# A failed check: its line, then TEXT (what explains it) as "#   " comments.
+fail_check() { # NAME [TEXT]
+	VM_CHECKS=$((VM_CHECKS + 1))
+	VM_FAILED=$((VM_FAILED + 1))
+	echo "not ok $VM_CHECKS - $1"
+	[ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/#   /'
+}
+
 # The ethtool_*.sh tests (forwarding/lib.sh) want both ends in one namespace and mausezahn;
 # net/netdevice.sh walks every interface: neither is in the default list yet.
 
@@ -52,26 +60,21 @@ run_test() { # PATH (relative to the install)
 		name=$(echo "${BASH_REMATCH[2]}" | sed 's/ *$//')
 		reason=${BASH_REMATCH[4]}
 		n=$((n + 1))
-		VM_CHECKS=$((VM_CHECKS + 1))
 		if [[ $reason =~ ^SKIP ]]; then
 			SKIPPED=$((SKIPPED + 1))
-			VM_CHECKS=$((VM_CHECKS - 1))
 			echo "ok - $t $name # $reason"
 		elif [ "$status" = ok ] || [[ $reason =~ ^XFAIL ]]; then
+			VM_CHECKS=$((VM_CHECKS + 1))
 			echo "ok $VM_CHECKS - $t $name${reason:+ # $reason}"
 		else
-			VM_FAILED=$((VM_FAILED + 1))
-			echo "not ok $VM_CHECKS - $t $name${reason:+ # $reason}"
-			[ ${#diag[@]} -eq 0 ] || printf '%s\n' "${diag[@]}" | tail -12 | sed 's/^/#   /'
+			fail_check "$t $name${reason:+ # $reason}" \
+				"$([ ${#diag[@]} -eq 0 ] || printf '%s\n' "${diag[@]}" | tail -12)"
 		fi
 		diag=()
 	done <<<"$out"
 	# A test that crashed or hung prints no plan, or fewer results than its status explains.
 	if [ "$plan" -eq 0 ] || { [ $rc -ne 0 ] && [ $rc -ne 4 ] && ! printf '%s\n' "$out" | grep -q '^not ok '; }; then
-		VM_CHECKS=$((VM_CHECKS + 1))
-		VM_FAILED=$((VM_FAILED + 1))
-		echo "not ok $VM_CHECKS - $t: exit status $rc, $n results"
-		printf '%s\n' "$out" | tail -15 | sed 's/^/#   /'
+		fail_check "$t: exit status $rc, $n results" "$(printf '%s\n' "$out" | tail -15)"
 	fi
 }
 
@@ -92,8 +95,7 @@ for a in 192.0.2.1 2001:db8::1; do
 	ping_ok remote ping -c 3 -i 0.2 -W 2 $a >/dev/null || echo "# the DUT does not answer at $a"
 done
 for t in ${SELFTESTS//,/ }; do
-	[ -x "$KST/$t" ] || { VM_CHECKS=$((VM_CHECKS + 1)); VM_FAILED=$((VM_FAILED + 1));
-		echo "not ok $VM_CHECKS - $t: not in the install"; continue; }
+	[ -x "$KST/$t" ] || { fail_check "$t: not in the install"; continue; }
 	echo "# $t"
 	run_test "$t"
 done

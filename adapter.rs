@@ -515,9 +515,9 @@ impl<'a> Adapter<'a> {
     }
 
     /// The NAPI instances of the queues in use: rx `0..queues`, tx `max_queues + q`.
-    fn active_napis(&self) -> impl Iterator<Item = Napi> + '_ {
+    fn active_napis(&self) -> impl Iterator<Item = usize> {
         let n = self.queues();
-        Iterator::chain(0..n, self.max_queues..self.max_queues + n).filter_map(|i| self.napi.get(i))
+        Iterator::chain(0..n, self.max_queues..self.max_queues + n)
     }
 
     /// The moderation to program (timer units): the `ethtool -C` values, with DIM's current
@@ -1104,8 +1104,8 @@ impl<'a> Adapter<'a> {
             io.write(regs::IMR(0));
             io.write(regs::ISR(regs::ISR::DIS_INT.mask()));
             io.flush();
-            for n in self.active_napis() {
-                n.disable();
+            for i in self.active_napis() {
+                self.napi.disable(i);
             }
             self.napi.dim_cancel();
         }
@@ -1175,8 +1175,8 @@ impl<'a> Adapter<'a> {
             Ok(())
         })?;
         self.up.store(true, Ordering::Release);
-        for n in self.active_napis() {
-            n.enable();
+        for i in self.active_napis() {
+            self.napi.enable(i);
         }
         if self.adaptive_rx.load(Ordering::Relaxed) {
             self.napi.dim_restart();
@@ -1793,9 +1793,16 @@ impl netdev::EthtoolOps for Adapter<'_> {
             return Ok(());
         }
         self.with_down(dev, || {
-            dev.set_real_num_queues(combined)?;
             // CAST: 1 or max_queues, checked above.
             let n = combined as usize;
+            dev.set_real_num_queues(combined)?;
+            // NAPI instances only for the queues in use (their persistent config keeps ids
+            // and threaded settings for when the queues come back).
+            if let Err(e) = self.napi.set_queues(n) {
+                // CAST: at most 4.
+                let _ = dev.set_real_num_queues(self.queues() as u32);
+                return Err(e.into());
+            }
             self.queues.store(n, Ordering::Release);
             self.intr_mask
                 .store(Self::intr_mask_for(n), Ordering::Relaxed);

@@ -152,7 +152,6 @@ impl pci::Driver for Atl1cDriver {
             mac,
             features: adapter.features(),
             watchdog_jiffies: 5 * 1000,
-            napi: 2 * queues,
         };
         let net = netdev::NetDriver::new(pdev, adapter, cfg, c"atl1c_rs")?;
         match version {

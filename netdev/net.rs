@@ -528,60 +528,68 @@ impl Napi {
         // SAFETY: valid NAPI.
         let _ = unsafe { nb::napi_schedule(self.raw()) };
     }
-
-    /// `napi_enable`.
-    pub(crate) fn enable(&self) {
-        // SAFETY: valid, added NAPI; called from ndo_open.
-        unsafe { nb::napi_enable(self.raw()) }
-    }
-
-    /// `napi_disable` (waits for a running poll).
-    pub(crate) fn disable(&self) {
-        // SAFETY: valid, enabled NAPI; called from ndo_stop.
-        unsafe { nb::napi_disable(self.raw()) }
-    }
 }
 
 /// Maximum NAPI instances (4 rx + 4 tx on the Mikrotik NIC).
 pub(crate) const MAX_NAPI: usize = 8;
 
-/// The NAPI instances of a registration, for the interrupt handler.
+/// The NAPI instances of a registration, for the interrupt handler, and the other
+/// process-context state of its private area (task, DIM).
+///
+/// Instance `i < max_queues` polls rx queue `i`, instance `max_queues + q` completes tx queue
+/// `q`. Only the instances of the queues in use are added to the net_device
+/// ([`NapiSet::set_queues`]): the networking core sees no NAPI for a queue the device does
+/// not use (threaded NAPI, netlink `napi-get`), and an rx instance keeps its persistent
+/// config (`netif_napi_add_config`: its id, threaded and IRQ settings) across channel changes.
 ///
 /// # Invariants
 ///
-/// Each non-null entry points into the private area of a net_device that
+/// `priv_` and each non-null `napi` entry point into the private area of a net_device that
 /// [`Registration::new`] allocated, stored before it is registered (so that `ndo_open`, the
 /// interrupt handler and the task find every instance from the start) and cleared before it
 /// is freed; the owner frees the interrupt line (the only reader outside callbacks) first.
-pub(crate) struct NapiSet(
-    [core::sync::atomic::AtomicPtr<nb::napi_struct>; MAX_NAPI],
-    core::sync::atomic::AtomicPtr<kb::work_struct>,
-    core::sync::atomic::AtomicPtr<nb::dim>,
+/// A `napi` entry is non-null exactly while that instance is added (its bit in `added`);
+/// bit `i` of `enabled` is set exactly while instance `i` is enabled.
+pub(crate) struct NapiSet {
+    napi: [core::sync::atomic::AtomicPtr<nb::napi_struct>; MAX_NAPI],
+    task: core::sync::atomic::AtomicPtr<kb::work_struct>,
+    dim: core::sync::atomic::AtomicPtr<nb::dim>,
     /// Held while a NAPI instance feeds the DIM state machine (`net_dim` is not reentrant).
-    core::sync::atomic::AtomicBool,
-);
+    dim_busy: core::sync::atomic::AtomicBool,
+    priv_: core::sync::atomic::AtomicPtr<Priv>,
+    added: core::sync::atomic::AtomicU32,
+    enabled: core::sync::atomic::AtomicU32,
+}
 
 impl NapiSet {
     /// An empty set.
     pub(crate) fn new() -> Self {
-        Self(
-            [const { core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()) }; MAX_NAPI],
-            core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
-            core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
-            core::sync::atomic::AtomicBool::new(false),
-        )
+        use core::sync::atomic::{
+            AtomicBool,
+            AtomicPtr,
+            AtomicU32, //
+        };
+        Self {
+            napi: [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_NAPI],
+            task: AtomicPtr::new(core::ptr::null_mut()),
+            dim: AtomicPtr::new(core::ptr::null_mut()),
+            dim_busy: AtomicBool::new(false),
+            priv_: AtomicPtr::new(core::ptr::null_mut()),
+            added: AtomicU32::new(0),
+            enabled: AtomicU32::new(0),
+        }
     }
 
     /// Runs `f` on the DIM state with the sampling lock held; `None` before registration or,
     /// when `wait` is false, if another CPU holds the lock.
     fn with_dim<R>(&self, wait: bool, f: impl FnOnce(*mut nb::dim) -> R) -> Option<R> {
         use core::sync::atomic::Ordering;
-        let d = self.2.load(Ordering::Acquire);
+        let d = self.dim.load(Ordering::Acquire);
         if d.is_null() {
             return None;
         }
         while self
-            .3
+            .dim_busy
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
@@ -591,7 +599,7 @@ impl NapiSet {
             core::hint::spin_loop();
         }
         let r = f(d);
-        self.3.store(false, Ordering::Release);
+        self.dim_busy.store(false, Ordering::Release);
         Some(r)
     }
 
@@ -630,7 +638,7 @@ impl NapiSet {
 
     /// Waits for a running DIM work item and keeps it from running until the next sample.
     pub(crate) fn dim_cancel(&self) {
-        let d = self.2.load(core::sync::atomic::Ordering::Acquire);
+        let d = self.dim.load(core::sync::atomic::Ordering::Acquire);
         if !d.is_null() {
             // SAFETY: the DIM state of a live registration; process context.
             unsafe { kb::cancel_work_sync(&raw mut (*d).work) };
@@ -649,7 +657,7 @@ impl NapiSet {
     /// Queues the driver's task ([`NetDevOps::task`]) on the system workqueue; from any
     /// context. Does nothing before registration.
     pub(crate) fn schedule_task(&self) {
-        let w = self.1.load(core::sync::atomic::Ordering::Acquire);
+        let w = self.task.load(core::sync::atomic::Ordering::Acquire);
         if !w.is_null() {
             // SAFETY: stored from a live registration's private area (type invariant); the
             // owner cancels the work before freeing it.
@@ -657,44 +665,163 @@ impl NapiSet {
         }
     }
 
-    /// Stores the NAPI instances, the task and the DIM state of the private area `p`.
+    /// Stores the task, the DIM state and the private area `p`, and adds the NAPI instances of
+    /// every queue.
     ///
     /// # Safety
     ///
-    /// `p` is the private area of a net_device allocated by [`Registration::new`] with `napi`
-    /// NAPI instances added, and [`NapiSet::clear`] runs before it is freed.
-    unsafe fn fill(&self, p: *mut Priv, napi: usize) {
+    /// `p` is the private area of a net_device allocated by [`Registration::new`], not yet
+    /// registered, with `poll`, `irq` and `queues` set, and [`NapiSet::clear`] runs before it
+    /// is freed. Process context.
+    unsafe fn fill(&self, p: *mut Priv) {
         use core::sync::atomic::Ordering;
         // SAFETY: per the function's safety requirement `p` is a valid `Priv`; only
-        // addresses are taken.
-        let (base, task, dim) = unsafe {
-            (
-                (&raw mut (*p).napi).cast::<nb::napi_struct>(),
-                &raw mut (*p).task,
-                &raw mut (*p).dim,
-            )
-        };
-        for (i, slot) in self.0.iter().enumerate().take(napi) {
-            // INVARIANT: an added NAPI instance of `p`, within the array (`napi` <= MAX_NAPI).
-            slot.store(base.wrapping_add(i), Ordering::Release);
+        // addresses and a plain field are read.
+        let (task, dim, queues) = unsafe { (&raw mut (*p).task, &raw mut (*p).dim, (*p).queues) };
+        self.task.store(task, Ordering::Release);
+        self.dim.store(dim, Ordering::Release);
+        // INVARIANT: the private area of a net_device of ours, cleared before it is freed.
+        self.priv_.store(p, Ordering::Release);
+        for i in 0..2 * queues {
+            // SAFETY: instance `i` is within the array (`queues` <= MAX_NAPI / 2, checked by
+            // `Registration::new`) and not added yet; process context.
+            unsafe { self.add(i) };
         }
-        self.1.store(task, Ordering::Release);
-        self.2.store(dim, Ordering::Release);
     }
 
-    /// Forgets every pointer (before the net_device is freed).
-    fn clear(&self) {
+    /// Adds instance `i` to the net_device: rx instances with their persistent config (index
+    /// `i`), tx ones without (they have no NAPI id), each with the interrupt line.
+    ///
+    /// # Safety
+    ///
+    /// `priv_` is set, `i < 2 * queues`, instance `i` is not added; process context, RTNL held
+    /// or the net_device not registered yet.
+    unsafe fn add(&self, i: usize) {
         use core::sync::atomic::Ordering;
-        for slot in &self.0 {
-            slot.store(core::ptr::null_mut(), Ordering::Release);
+        let p = self.priv_.load(Ordering::Acquire);
+        let Some(slot) = self.napi.get(i) else {
+            return;
+        };
+        // SAFETY: `p` is our private area (type invariant); `i` is within the NAPI array (the
+        // function's safety requirement, and `slot` exists), the instance not added. The
+        // config index `i` of an rx instance is below `queues`, the net_device's queue count,
+        // which is the size of its `napi_config` array.
+        unsafe {
+            let raw = (*p).dev;
+            let n = (&raw mut (*p).napi).cast::<nb::napi_struct>().add(i);
+            if i < (*p).queues {
+                // CAST: below MAX_NAPI.
+                nb::netif_napi_add_config(raw, n, (*p).poll, i as i32);
+            } else {
+                nb::netif_napi_add_tx_weight(raw, n, (*p).poll, 64);
+            }
+            if (*p).irq >= 0 {
+                nb::netif_napi_set_irq(n, (*p).irq);
+            }
+            self.added.fetch_or(1 << i, Ordering::AcqRel);
+            // INVARIANT: instance `i` is added.
+            slot.store(n, Ordering::Release);
         }
-        self.1.store(core::ptr::null_mut(), Ordering::Release);
-        self.2.store(core::ptr::null_mut(), Ordering::Release);
     }
 
-    /// Instance `i`, once stored.
+    /// Keeps the NAPI instances of queues `0..n` added and removes the others (rx and tx
+    /// alike), for a channel change with the interface stopped. `EBUSY` if an instance to
+    /// remove is still enabled, `EINVAL` for more queues than the device has. Process context,
+    /// RTNL held.
+    pub(crate) fn set_queues(&self, n: usize) -> Result {
+        use core::sync::atomic::Ordering;
+        let p = self.priv_.load(Ordering::Acquire);
+        if p.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: `p` is our private area (type invariant); a plain field.
+        let queues = unsafe { (*p).queues };
+        if n == 0 || n > queues {
+            return Err(EINVAL);
+        }
+        let keep = |i: usize| i % queues < n;
+        let (added, enabled) = (
+            self.added.load(Ordering::Acquire),
+            self.enabled.load(Ordering::Acquire),
+        );
+        if (0..2 * queues).any(|i| !keep(i) && enabled & (1 << i) != 0) {
+            return Err(EBUSY);
+        }
+        for i in 0..2 * queues {
+            let Some(slot) = self.napi.get(i) else {
+                continue;
+            };
+            if keep(i) && added & (1 << i) == 0 {
+                // SAFETY: `priv_` set, `i < 2 * queues`, not added; process context under
+                // RTNL (this function's requirement).
+                unsafe { self.add(i) };
+            } else if !keep(i) && added & (1 << i) != 0 {
+                // INVARIANT: the instance is removed below.
+                let n = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);
+                self.added.fetch_and(!(1 << i), Ordering::AcqRel);
+                // SAFETY: an added instance of ours that is not enabled (checked above), so
+                // nothing polls it; process context (netif_napi_del locks and waits for RCU).
+                // Its memory stays (the private area), should an interrupt still read it.
+                unsafe { nb::netif_napi_del(n) };
+            }
+        }
+        Ok(())
+    }
+
+    /// Enables instance `i` (`napi_enable`) unless it is enabled or not added. From `ndo_open`
+    /// (process context, RTNL held).
+    pub(crate) fn enable(&self, i: usize) {
+        use core::sync::atomic::Ordering;
+        let Some(n) = self.get(i) else {
+            return;
+        };
+        if self.enabled.fetch_or(1 << i, Ordering::AcqRel) & (1 << i) == 0 {
+            // SAFETY: an added, disabled instance (type invariant); process context.
+            unsafe { nb::napi_enable(n.raw()) }
+        }
+    }
+
+    /// Disables instance `i` (`napi_disable`: waits for a running poll) unless it is not
+    /// enabled. Process context, RTNL held.
+    pub(crate) fn disable(&self, i: usize) {
+        use core::sync::atomic::Ordering;
+        let Some(n) = self.get(i) else {
+            return;
+        };
+        if self.enabled.fetch_and(!(1 << i), Ordering::AcqRel) & (1 << i) != 0 {
+            // SAFETY: an added, enabled instance (type invariant); process context.
+            unsafe { nb::napi_disable(n.raw()) }
+        }
+    }
+
+    /// Removes every instance and forgets every pointer (before the net_device is freed).
+    ///
+    /// # Safety
+    ///
+    /// The net_device is unregistered (every instance disabled); process context.
+    unsafe fn clear(&self) {
+        use core::sync::atomic::Ordering;
+        for slot in &self.napi {
+            let n = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);
+            if !n.is_null() {
+                // SAFETY: an added instance of an unregistered net_device (the function's
+                // safety requirement): nothing polls it.
+                unsafe { nb::netif_napi_del(n) };
+            }
+        }
+        self.added.store(0, Ordering::Release);
+        self.enabled.store(0, Ordering::Release);
+        self.task.store(core::ptr::null_mut(), Ordering::Release);
+        self.dim.store(core::ptr::null_mut(), Ordering::Release);
+        self.priv_.store(core::ptr::null_mut(), Ordering::Release);
+    }
+
+    /// Instance `i`, while it is added.
     pub(crate) fn get(&self, i: usize) -> Option<Napi> {
-        let p = self.0.get(i)?.load(core::sync::atomic::Ordering::Acquire);
+        let p = self
+            .napi
+            .get(i)?
+            .load(core::sync::atomic::Ordering::Acquire);
         // INVARIANT: see the type invariant.
         NonNull::new(p).map(Napi)
     }
@@ -706,6 +833,12 @@ struct Priv {
     driver: *const c_void,
     dev: *mut nb::net_device,
     napi: [nb::napi_struct; MAX_NAPI],
+    /// The NAPI poll trampoline, for instances added after registration.
+    poll: Option<unsafe extern "C" fn(*mut nb::napi_struct, i32) -> i32>,
+    /// The interrupt line the NAPI instances report, or -1.
+    irq: i32,
+    /// Queue pairs: rx NAPI instances `0..queues`, tx ones `queues..2 * queues`.
+    queues: usize,
     /// The driver's process-context task (link changes, resets), run under RTNL.
     task: kb::work_struct,
     /// Adaptive rx moderation state; its work item applies a new profile.
@@ -1014,8 +1147,6 @@ pub(crate) struct NetDevConfig {
     pub(crate) features: u64,
     /// Tx watchdog, in jiffies.
     pub(crate) watchdog_jiffies: i32,
-    /// NAPI instances: rx for `0..queues`, tx for `queues..2 * queues`.
-    pub(crate) napi: usize,
 }
 
 /// An allocated and registered net_device whose ops call `T`.
@@ -1028,7 +1159,6 @@ pub(crate) struct NetDevConfig {
 /// callback) unless [`Registration::unregister`] did, cancels its work items and frees it.
 pub(crate) struct Registration<T: EthtoolOps> {
     dev: NetDev,
-    napi: usize,
     /// Cleared once [`Registration::unregister`] ran; the net_device is freed on drop.
     registered: core::sync::atomic::AtomicBool,
     /// The driver, whose [`NapiSet`] points into the private area until it is freed.
@@ -1047,14 +1177,15 @@ impl<T: EthtoolOps> Registration<T> {
     ///
     /// `driver` must stay valid and pinned until this registration is dropped. `irq`, the
     /// interrupt line that schedules the NAPI instances, is reported with them (netdev
-    /// netlink's `napi-get`, for IRQ affinity tools).
+    /// netlink's `napi-get`, for IRQ affinity tools). Each queue pair gets two NAPI
+    /// instances: rx `0..queues`, tx `queues..2 * queues` (see [`NapiSet`]).
     pub(crate) unsafe fn new(
         pdev: &pci::Device<Core<'_>>,
         driver: &T,
         cfg: NetDevConfig,
         irq: Option<u32>,
     ) -> Result<Self> {
-        if cfg.napi > MAX_NAPI || cfg.queues == 0 {
+        if cfg.queues == 0 || 2 * cfg.queues as usize > MAX_NAPI {
             return Err(EINVAL);
         }
         // SAFETY: plain allocation; size is our `Priv`.
@@ -1064,7 +1195,7 @@ impl<T: EthtoolOps> Registration<T> {
         let dev = NonNull::new(dev).ok_or(ENOMEM)?;
         let raw = dev.as_ptr();
         // SAFETY: a freshly allocated, unregistered net_device: we may set any field, and add
-        // NAPI instances in its private area (sized for `MAX_NAPI`, `cfg.napi` checked above)
+        // NAPI instances in its private area (sized for `MAX_NAPI`, `cfg.queues` checked above)
         // and give them their interrupt line (process context: netif_napi_set_irq locks).
         unsafe {
             let p = nb::netdev_priv(raw).cast::<Priv>();
@@ -1084,18 +1215,9 @@ impl<T: EthtoolOps> Registration<T> {
                 Some(m) => nb::eth_hw_addr_set(raw, m.as_ptr()),
                 None => nb::eth_hw_addr_random(raw),
             }
-            let base = (&raw mut (*p).napi).cast::<nb::napi_struct>();
-            for i in 0..cfg.napi {
-                let n = base.add(i);
-                if i < cfg.queues as usize {
-                    nb::netif_napi_add_weight(raw, n, Some(Vtable::<T>::poll), 64);
-                } else {
-                    nb::netif_napi_add_tx_weight(raw, n, Some(Vtable::<T>::poll), 64);
-                }
-                if let Some(irq) = irq.and_then(|i| i32::try_from(i).ok()) {
-                    nb::netif_napi_set_irq(n, irq);
-                }
-            }
+            (*p).poll = Some(Vtable::<T>::poll);
+            (*p).irq = irq.and_then(|i| i32::try_from(i).ok()).unwrap_or(-1);
+            (*p).queues = cfg.queues as usize;
             nb::atl1c_rs_init_task_work(&raw mut (*p).task, Some(Vtable::<T>::task));
             // The DIM state starts zeroed (alloc_etherdev zeroes the private area).
             (*p).dim.priv_ = p.cast();
@@ -1103,20 +1225,19 @@ impl<T: EthtoolOps> Registration<T> {
             // ndo_open may run as soon as register_netdev returns (or before, from a notifier):
             // the interrupt handler, NAPI scheduling and the task must find everything by then.
             // INVARIANT (of `NapiSet`): cleared in `free`, which every path that frees `raw`
-            // goes through.
-            driver.napi_set().fill(p, cfg.napi);
+            // goes through. Adds the NAPI instances (`queues` checked above).
+            driver.napi_set().fill(p);
         }
         // SAFETY: fully configured; register_netdev takes RTNL itself.
         let err = unsafe { nb::register_netdev(raw) };
         if err != 0 {
             // SAFETY: never registered: forget it, delete the NAPIs and free.
-            unsafe { Self::free(driver, raw, cfg.napi) };
+            unsafe { Self::free(driver, raw) };
             return Err(Error::from_errno(err));
         }
         // INVARIANT: registered, private area set up above.
         Ok(Self {
             dev: NetDev(dev),
-            napi: cfg.napi,
             registered: core::sync::atomic::AtomicBool::new(true),
             driver,
         })
@@ -1137,20 +1258,14 @@ impl<T: EthtoolOps> Registration<T> {
 
     /// # Safety
     ///
-    /// `raw` is an unregistered net_device of ours with `napi` NAPIs added, and `driver` the
-    /// driver it was created for, alive.
-    unsafe fn free(driver: *const T, raw: *mut nb::net_device, napi: usize) {
-        // SAFETY: `driver` is alive (safety requirement).
+    /// `raw` is an unregistered net_device of ours, and `driver` the driver it was created
+    /// for, alive; process context.
+    unsafe fn free(driver: *const T, raw: *mut nb::net_device) {
+        // SAFETY: `driver` is alive and `raw` unregistered (safety requirement): its NAPI
+        // instances are deleted.
         unsafe { (*driver).napi_set().clear() };
-        // SAFETY: per the safety requirement.
-        unsafe {
-            let p = nb::netdev_priv(raw).cast::<Priv>();
-            let base = (&raw mut (*p).napi).cast::<nb::napi_struct>();
-            for i in 0..napi {
-                nb::netif_napi_del(base.add(i));
-            }
-            nb::free_netdev(raw);
-        }
+        // SAFETY: per the safety requirement; nothing points into it any more.
+        unsafe { nb::free_netdev(raw) };
     }
 
     /// The net_device.
@@ -1191,7 +1306,7 @@ impl<T: EthtoolOps> Drop for Registration<T> {
             let p = nb::netdev_priv(raw).cast::<Priv>();
             kb::cancel_work_sync(&raw mut (*p).task);
             kb::cancel_work_sync(&raw mut (*p).dim.work);
-            Self::free(self.driver, raw, self.napi);
+            Self::free(self.driver, raw);
         }
     }
 }

@@ -22,10 +22,9 @@ KST=$VM_FILES/kselftest
 export PATH=$VM_FILES/bin:$PATH
 export NETIF=eth0 LOCAL_V4=192.0.2.1 REMOTE_V4=192.0.2.2 LOCAL_V6=2001:db8::1 \
 	REMOTE_V6=2001:db8::2 REMOTE_TYPE=netns REMOTE_ARGS=remote
-# Not napi_threaded.py: with atl1c_rs it hangs the guest for now (Documentation/testing.rst);
-# SELFTESTS=drivers/net/napi_threaded.py runs it.
 SELFTESTS=${SELFTESTS:-drivers/net/ping.py drivers/net/stats.py drivers/net/queues.py
-	drivers/net/ring_reconfig.py drivers/net/napi_id.py drivers/net/netpoll_basic.py
+	drivers/net/ring_reconfig.py drivers/net/napi_id.py drivers/net/napi_threaded.py
+	drivers/net/netpoll_basic.py
 	drivers/net/xdp.py drivers/net/hw/csum.py drivers/net/hw/tso.py drivers/net/hw/irq.py
 	drivers/net/hw/pp_alloc_fail.py}
 SKIPPED=0

@@ -417,7 +417,7 @@ impl<'a> Adapter<'a> {
                 gone: AtomicBool::new(false),
                 napi: netdev::NapiSet::new(),
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
-                intr_mask: AtomicU32::new(Self::intr_mask_for(max_queues)),
+                intr_mask: AtomicU32::new(Self::intr_mask_for(max_queues, max_queues)),
                 tx_imt: AtomicU16::new(tx_imt),
                 rx_imt: AtomicU16::new(rx_imt),
                 moderation_lock: KBox::pin_init(new_spinlock!(()), GFP_KERNEL)?,
@@ -433,12 +433,38 @@ impl<'a> Adapter<'a> {
     }
 
     /// The interrupts to enable with `queues` queue pairs.
-    fn intr_mask_for(queues: usize) -> u32 {
+    /// The interrupts to unmask with `queues` channels on a chip of `max_queues` rings: tx
+    /// of rings `0..queues`, rx of every ring the card steers to (see [`Self::rx_rings_for`]).
+    fn intr_mask_for(queues: usize, max_queues: usize) -> u32 {
         let mut m = regs::IMR_NORMAL_MASK;
         for q in 0..queues.min(regs::ISR_TX_PKT.len()) {
-            m |= regs::ISR_TX_PKT[q] | regs::ISR_RX_PKT[q];
+            m |= regs::ISR_TX_PKT[q];
+        }
+        for r in 0..Self::rx_rings_for(queues, max_queues).min(regs::ISR_RX_PKT.len()) {
+            m |= regs::ISR_RX_PKT[r];
         }
         m
+    }
+
+    /// The rx rings the card fills with `queues` channels: one, or all of them (the Mikrotik
+    /// card spreads rx by flow hash over its four rings in `MT_MODE_4Q` and has no
+    /// indirection table to leave one out). Channel `c` polls rings `c, c + queues, ...`.
+    fn rx_rings_for(queues: usize, max_queues: usize) -> usize {
+        if queues > 1 {
+            max_queues
+        } else {
+            1
+        }
+    }
+
+    /// The rx rings in use.
+    fn rx_rings(&self) -> usize {
+        Self::rx_rings_for(self.queues(), self.max_queues)
+    }
+
+    /// The channel that polls rx ring `ring`.
+    fn rx_channel(&self, ring: usize) -> usize {
+        ring.checked_rem(self.queues()).unwrap_or(0)
     }
 
     fn io(&self) -> Regs<'_> {
@@ -596,7 +622,7 @@ impl<'a> Adapter<'a> {
             self.io().write32(queue::RFD_PROD_IDX[q], u32::from(ntu));
         }
         if r.refill_failed {
-            if let Some(s) = self.rx_stats.get(q) {
+            if let Some(s) = self.rx_stats.get(self.rx_channel(q)) {
                 s.alloc_fail.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -615,7 +641,8 @@ impl<'a> Adapter<'a> {
     /// frame the card delivered is counted once. Bounded by the ring: the RRDs are the
     /// device's to write.
     fn rx_count_unpolled(&self, q: usize) {
-        let (Some(lock), Some(stats)) = (self.rx.get(q), self.rx_stats.get(q)) else {
+        let (Some(lock), Some(stats)) = (self.rx.get(q), self.rx_stats.get(self.rx_channel(q)))
+        else {
             return;
         };
         let r = lock.lock();
@@ -693,7 +720,7 @@ impl<'a> Adapter<'a> {
         let io = self.io();
         let hw = &self.hw;
         if self.nic == NicType::Mt {
-            io.modify(|r: regs::MT_MODE| r.with_bit(regs::MT_MODE::Q4, self.queues() == 4));
+            io.modify(|r: regs::MT_MODE| r.with_bit(regs::MT_MODE::Q4, self.rx_rings() > 1));
         }
         io.modify(|r: regs::MASTER_CTRL| {
             r.with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, false)
@@ -1013,8 +1040,38 @@ impl<'a> Adapter<'a> {
         pkts
     }
 
-    fn rx_poll(&self, dev: NetDev, napi: &Napi, q: usize, budget: i32) -> i32 {
-        let Some(lock) = self.rx.get(q) else {
+    /// NAPI rx poll of channel `ch`: its rings share the budget. Returns the budget while
+    /// any ring may hold more (NAPI polls again), else the frames taken.
+    fn rx_poll(&self, dev: NetDev, napi: &Napi, ch: usize, budget: i32) -> i32 {
+        let (n, rings) = (self.queues().max(1), self.rx_rings());
+        // CAST: at most 4 rings.
+        let k = rings.saturating_sub(ch).div_ceil(n) as i32;
+        if k == 0 {
+            return 0;
+        }
+        if k == 1 {
+            return self.rx_poll_ring(dev, napi, ch, ch, budget);
+        }
+        let share = (budget / k).max(1);
+        let mut done = 0;
+        for ring in (ch..rings).step_by(n) {
+            let left = budget - done;
+            if left <= 0 {
+                return budget;
+            }
+            let d = self.rx_poll_ring(dev, napi, ch, ring, share.min(left));
+            if d >= share.min(left) {
+                return budget;
+            }
+            done += d;
+        }
+        done
+    }
+
+    /// Takes up to `budget` frames from rx ring `q` for channel `ch` (its counters, its rx
+    /// queue); returns the budget while the ring is short of buffers (see the end).
+    fn rx_poll_ring(&self, dev: NetDev, napi: &Napi, ch: usize, q: usize, budget: i32) -> i32 {
+        let (Some(lock), Some(st)) = (self.rx.get(q), self.rx_stats.get(ch)) else {
             return 0;
         };
         let buf_len = self.rx_buf_len();
@@ -1062,20 +1119,18 @@ impl<'a> Adapter<'a> {
                     skb.put(u32::from(f.len));
                     if f.l4_csum_ok && csum {
                         skb.set_csum_unnecessary();
-                        self.rx_stats[q].csum_ok.fetch_add(1, Ordering::Relaxed);
+                        st.csum_ok.fetch_add(1, Ordering::Relaxed);
                     }
                     if let Some(tag) = f.vlan {
                         skb.set_vlan(tag.swap_bytes());
                     }
-                    self.rx_stats[q].packets.fetch_add(1, Ordering::Relaxed);
-                    self.rx_stats[q]
-                        .bytes
-                        .fetch_add(u64::from(f.len), Ordering::Relaxed);
+                    st.packets.fetch_add(1, Ordering::Relaxed);
+                    st.bytes.fetch_add(u64::from(f.len), Ordering::Relaxed);
                     // CAST: at most 4 queues.
-                    skb.gro_receive(&dev, napi, q as u16);
+                    skb.gro_receive(&dev, napi, ch as u16);
                 }
                 Err(ring::RxError::FrameError) => {
-                    self.rx_stats[q].errors.fetch_add(1, Ordering::Relaxed);
+                    st.errors.fetch_add(1, Ordering::Relaxed);
                     buf.skb.drop_reason(DropReason::NotSpecified);
                 }
                 Err(_) => {
@@ -1164,7 +1219,7 @@ impl<'a> Adapter<'a> {
                 self.rx_clean_ring(q);
             }
             self.configure(mtu)?;
-            for q in 0..self.queues() {
+            for q in 0..self.rx_rings() {
                 // A short ring is refilled by NAPI; one without a single buffer cannot start.
                 if !self.rx_fill(dev, None, q, buf_len)? && self.rx_posted(q) == 0 {
                     return Err(ENOMEM);
@@ -1230,12 +1285,14 @@ impl netdev::IrqHandler for Adapter<'_> {
                 self.napi.schedule_task();
                 return true;
             }
-            for q in 0..self.queues().min(regs::ISR_RX_PKT.len()) {
-                if status & regs::ISR_RX_PKT[q] != 0 {
-                    if let Some(n) = self.napi.get(q) {
+            for r in 0..self.rx_rings().min(regs::ISR_RX_PKT.len()) {
+                if status & regs::ISR_RX_PKT[r] != 0 {
+                    if let Some(n) = self.napi.get(self.rx_channel(r)) {
                         n.schedule();
                     }
                 }
+            }
+            for q in 0..self.queues().min(regs::ISR_TX_PKT.len()) {
                 if status & regs::ISR_TX_PKT[q] != 0 {
                     if let Some(n) = self.napi.get(self.max_queues + q) {
                         n.schedule();
@@ -1782,18 +1839,18 @@ impl netdev::EthtoolOps for Adapter<'_> {
     }
 
     fn set_channels(&self, dev: NetDev, combined: u32) -> netdev::ExtResult {
-        // The Mikrotik card spreads rx over all four queues in MT_MODE_4Q and uses one
-        // otherwise: those are the two settings there are.
-        if combined != 1 && combined as usize != self.max_queues {
+        // Channels are NAPI instances and tx rings; with more than one, the card fills all
+        // its rx rings (MT_MODE_4Q) and channel c polls rings c, c + combined, ...
+        if combined == 0 || combined as usize > self.max_queues {
             return Err(netdev::ExtErr::inval(
-                c"the card runs 1 queue pair or all of them (MT_MODE_4Q)",
+                c"more channels than the card has queues",
             ));
         }
         if combined as usize == self.queues() {
             return Ok(());
         }
         self.with_down(dev, || {
-            // CAST: 1 or max_queues, checked above.
+            // CAST: at most max_queues, checked above.
             let n = combined as usize;
             dev.set_real_num_queues(combined)?;
             // NAPI instances only for the queues in use (their persistent config keeps ids
@@ -1805,7 +1862,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
             }
             self.queues.store(n, Ordering::Release);
             self.intr_mask
-                .store(Self::intr_mask_for(n), Ordering::Relaxed);
+                .store(Self::intr_mask_for(n, self.max_queues), Ordering::Relaxed);
             Ok(())
         })
     }

@@ -158,7 +158,51 @@ channel() { # combined-max | combined-count (ethtool 6.14 has no JSON for -l)
 	ethtool -l eth0 | awk -v n=$n '/^Combined:/ { if (++i == n) print $2 }'
 }
 
-# Mikrotik: 1 or 4 queue pairs; the model sees traffic only on the queues in use.
+# rx packets per channel as counted by the driver: a JSON list.
+rx_per_channel() {
+	ethtool -S eth0 | awk '/^ +rx[0-9]+_packets:/ { v[n++] = $2 } END {
+		printf "["; for (i = 0; i < n; i++) printf "%s%s", (i ? "," : ""), v[i]; print "]" }'
+}
+
+# Three channels on the Mikrotik card: tx on rings 0-2; rx on all four rings (MT_MODE_4Q has
+# no indirection table), ring 3 polled by channel 0. 64 UDP flows from the peer reach every
+# ring, and every frame the model delivered lands in rx0..rx2 (rx3 stays still).
+three_channels() {
+	local rs1 rd1 rs2 rd2
+	ethtool -L eth0 combined 3 || return 1
+	[ "$(channel combined-count)" = 3 ] || return 1
+	ls -d /sys/class/net/eth0/queues/tx-* | wc -l | grep -qx 3 || return 1
+	ls -d /sys/class/net/eth0/queues/rx-* | wc -l | grep -qx 3 || return 1
+	link_up && ping_peer || return 1
+	sleep 0.3
+	rs1=$(sim rx_frames_per_queue) rd1=$(rx_per_channel)
+	remote bash -c 'for p in $(seq 5000 5063); do echo x >/dev/udp/192.0.2.1/$p; done' ||
+		return 1
+	sleep 0.3
+	rs2=$(sim rx_frames_per_queue) rd2=$(rx_per_channel)
+	echo "= model rx per ring $rs1 -> $rs2, driver rx per channel $rd1 -> $rd2"
+	python3 - "$rs1" "$rs2" "$rd1" "$rd2" <<'PY' || return 1
+import json, sys
+s1, s2, d1, d2 = (json.loads(a) for a in sys.argv[1:])
+ring = [b - a for a, b in zip(s1, s2)]
+chan = [b - a for a, b in zip(d1, d2)]
+ok = all(r > 0 for r in ring) and chan[3] == 0 and sum(chan) == sum(ring) >= 64
+sys.exit(0 if ok else 1)
+PY
+	local before after
+	before=$(sim tx_frames_per_queue)
+	iperf_server || return 1
+	iperf3 -c 192.0.2.2 -t 1 -P 8 >/dev/null || return 1
+	after=$(sim tx_frames_per_queue)
+	echo "= tx frames per ring $before -> $after"
+	python3 - "$before" "$after" <<'PY' || return 1
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+sys.exit(0 if [y - x for x, y in zip(a, b)][3] == 0 else 1)
+PY
+}
+
+# Mikrotik: 1 to 4 channels; the model sees tx only on the rings in use.
 channels() {
 	local max
 	ethtool -l eth0 || return 1
@@ -169,7 +213,8 @@ channels() {
 	fi
 	max=$(channel combined-max)
 	[ "$max" = 4 ] && [ "$(channel combined-count)" = 4 ] || return 1
-	fails_with "" ethtool -L eth0 combined 2 || return 1
+	fails_with "" ethtool -L eth0 combined 5 || return 1
+	three_channels || return 1
 	ethtool -L eth0 combined 1 || return 1
 	[ "$(channel combined-count)" = 1 ] || return 1
 	ls -d /sys/class/net/eth0/queues/tx-* | wc -l | grep -qx 1 || return 1
@@ -435,7 +480,7 @@ check "ethtool -C out of range: refused with a message" coalesce_out_of_range
 check "tx-usecs paces tx interrupts (2000 us: <= ~500/s)" tx_moderation_paces_interrupts
 check "adaptive-rx: DIM moves the rx timer under load; off restores rx-usecs" adaptive_rx
 check "ethtool -g/-G: resize while up, limits" ringparam
-check "ethtool -l/-L: queue pairs" channels
+check "ethtool -l/-L: 1 to 4 channels, rx rings mapped to channels" channels
 check "ethtool -S: per-queue and MAC counters" stats
 check "ethtool -S --groups eth-mac rmon" stats_groups
 check "netdev qstats: per-queue counters" qstats

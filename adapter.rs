@@ -1164,6 +1164,9 @@ impl<'a> Adapter<'a> {
             }
             self.napi.dim_cancel();
         }
+        // No NAPI instance stays listed while stopped (NapiSet: threaded NAPI waits for every
+        // listed instance to go idle); all are disabled by now.
+        let _ = self.napi.set_queues(0);
         if !self.gone.load(Ordering::Relaxed) {
             let _ = self.hw.reset_mac(&io);
         }
@@ -1229,6 +1232,7 @@ impl<'a> Adapter<'a> {
             self.check_link(dev);
             Ok(())
         })?;
+        self.napi.set_queues(self.queues())?;
         self.up.store(true, Ordering::Release);
         for i in self.active_napis() {
             self.napi.enable(i);
@@ -1852,14 +1856,8 @@ impl netdev::EthtoolOps for Adapter<'_> {
         self.with_down(dev, || {
             // CAST: at most max_queues, checked above.
             let n = combined as usize;
+            // The next open adds the NAPI instances of the channels in use.
             dev.set_real_num_queues(combined)?;
-            // NAPI instances only for the queues in use (their persistent config keeps ids
-            // and threaded settings for when the queues come back).
-            if let Err(e) = self.napi.set_queues(n) {
-                // CAST: at most 4.
-                let _ = dev.set_real_num_queues(self.queues() as u32);
-                return Err(e.into());
-            }
             self.queues.store(n, Ordering::Release);
             self.intr_mask
                 .store(Self::intr_mask_for(n, self.max_queues), Ordering::Relaxed);

@@ -537,10 +537,13 @@ pub(crate) const MAX_NAPI: usize = 8;
 /// process-context state of its private area (task, DIM).
 ///
 /// Instance `i < max_queues` polls rx queue `i`, instance `max_queues + q` completes tx queue
-/// `q`. Only the instances of the queues in use are added to the net_device
-/// ([`NapiSet::set_queues`]): the networking core sees no NAPI for a queue the device does
-/// not use (threaded NAPI, netlink `napi-get`), and an rx instance keeps its persistent
-/// config (`netif_napi_add_config`: its id, threaded and IRQ settings) across channel changes.
+/// `q`. Instances are added to the net_device only while it runs, and only for the queues in
+/// use ([`NapiSet::set_queues`], from `ndo_open`; none after `ndo_stop`): the networking core
+/// sees no NAPI instance that is disabled or serves no queue. Kernel 7.2 needs that: with
+/// threaded NAPI on, writing `threaded` 0 waits in `napi_stop_kthread()` for every listed
+/// instance to go idle, and a disabled one never does. An rx instance keeps its persistent
+/// config (`netif_napi_add_config`: its id, threaded and IRQ settings) from one open to the
+/// next.
 ///
 /// # Invariants
 ///
@@ -665,28 +668,23 @@ impl NapiSet {
         }
     }
 
-    /// Stores the task, the DIM state and the private area `p`, and adds the NAPI instances of
-    /// every queue.
+    /// Stores the task, the DIM state and the private area `p` (its NAPI instances are added
+    /// by [`NapiSet::set_queues`]).
     ///
     /// # Safety
     ///
     /// `p` is the private area of a net_device allocated by [`Registration::new`], not yet
-    /// registered, with `poll`, `irq` and `queues` set, and [`NapiSet::clear`] runs before it
-    /// is freed. Process context.
+    /// registered, with `poll`, `irq` and `queues` (at most `MAX_NAPI / 2`) set, and
+    /// [`NapiSet::clear`] runs before it is freed.
     unsafe fn fill(&self, p: *mut Priv) {
         use core::sync::atomic::Ordering;
         // SAFETY: per the function's safety requirement `p` is a valid `Priv`; only
-        // addresses and a plain field are read.
-        let (task, dim, queues) = unsafe { (&raw mut (*p).task, &raw mut (*p).dim, (*p).queues) };
+        // addresses are taken.
+        let (task, dim) = unsafe { (&raw mut (*p).task, &raw mut (*p).dim) };
         self.task.store(task, Ordering::Release);
         self.dim.store(dim, Ordering::Release);
         // INVARIANT: the private area of a net_device of ours, cleared before it is freed.
         self.priv_.store(p, Ordering::Release);
-        for i in 0..2 * queues {
-            // SAFETY: instance `i` is within the array (`queues` <= MAX_NAPI / 2, checked by
-            // `Registration::new`) and not added yet; process context.
-            unsafe { self.add(i) };
-        }
     }
 
     /// Adds instance `i` to the net_device: rx instances with their persistent config (index
@@ -725,9 +723,9 @@ impl NapiSet {
     }
 
     /// Keeps the NAPI instances of queues `0..n` added and removes the others (rx and tx
-    /// alike), for a channel change with the interface stopped. `EBUSY` if an instance to
-    /// remove is still enabled, `EINVAL` for more queues than the device has. Process context,
-    /// RTNL held.
+    /// alike): `n` queues in `ndo_open`, 0 in `ndo_stop`. Added instances start disabled.
+    /// `EBUSY` if an instance to remove is still enabled, `EINVAL` for more queues than the
+    /// device has. Process context, RTNL held.
     pub(crate) fn set_queues(&self, n: usize) -> Result {
         use core::sync::atomic::Ordering;
         let p = self.priv_.load(Ordering::Acquire);
@@ -736,10 +734,10 @@ impl NapiSet {
         }
         // SAFETY: `p` is our private area (type invariant); a plain field.
         let queues = unsafe { (*p).queues };
-        if n == 0 || n > queues {
+        if n > queues {
             return Err(EINVAL);
         }
-        let keep = |i: usize| i % queues < n;
+        let keep = |i: usize| i.checked_rem(queues).is_some_and(|q| q < n);
         let (added, enabled) = (
             self.added.load(Ordering::Acquire),
             self.enabled.load(Ordering::Acquire),
@@ -1194,9 +1192,8 @@ impl<T: EthtoolOps> Registration<T> {
         };
         let dev = NonNull::new(dev).ok_or(ENOMEM)?;
         let raw = dev.as_ptr();
-        // SAFETY: a freshly allocated, unregistered net_device: we may set any field, and add
-        // NAPI instances in its private area (sized for `MAX_NAPI`, `cfg.queues` checked above)
-        // and give them their interrupt line (process context: netif_napi_set_irq locks).
+        // SAFETY: a freshly allocated, unregistered net_device: we may set any field, and
+        // prepare its private area (NAPI instances for `MAX_NAPI`, `cfg.queues` checked above).
         unsafe {
             let p = nb::netdev_priv(raw).cast::<Priv>();
             (*p).driver = core::ptr::from_ref(driver).cast();
@@ -1225,7 +1222,7 @@ impl<T: EthtoolOps> Registration<T> {
             // ndo_open may run as soon as register_netdev returns (or before, from a notifier):
             // the interrupt handler, NAPI scheduling and the task must find everything by then.
             // INVARIANT (of `NapiSet`): cleared in `free`, which every path that frees `raw`
-            // goes through. Adds the NAPI instances (`queues` checked above).
+            // goes through (`queues` checked above).
             driver.napi_set().fill(p);
         }
         // SAFETY: fully configured; register_netdev takes RTNL itself.

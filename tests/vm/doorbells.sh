@@ -15,7 +15,7 @@ peer_mac=$(remote cat /sys/class/net/peer0/address)
 pgset() { echo "$2" >"$1" || { echo "pktgen: '$2' rejected by $1"; return 1; }; }
 
 stat() { # KEY: the model's counter (doorbells: queue 0)
-	jq "if (.$1 | type) == \"array\" then .$1[0] else .$1 end" "$SIM_STATS"
+	sim_jq "if (.$1 | type) == \"array\" then .$1[0] else .$1 end"
 }
 
 peer_rx() { remote cat /sys/class/net/peer0/statistics/rx_packets; }

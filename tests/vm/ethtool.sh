@@ -52,7 +52,7 @@ coalesce_round_trip() {
 		ethtool -C eth0 rx-usecs "$v" tx-usecs "$v" || return 1
 		sleep 0.1 # the model writes its counters every 20 ms
 		got=$(ethtool --json -c eth0 | jq -r '.[0] | "\(.["rx-usecs"]) \(.["tx-usecs"])"')
-		card=$(jq -r '.moderation_us | "\(.rx) \(.tx)"' "$SIM_STATS")
+		card=$(sim_jq -r '.moderation_us | "\(.rx) \(.tx)"')
 		echo "set $v: ethtool -c rx/tx $got, card rx/tx $card"
 		[ "$got" = "$want" ] && [ "$card" = "$want" ] || return 1
 	done
@@ -77,9 +77,9 @@ tx_irq_rate() { # SECONDS -> "IRQS_PER_S FRAMES_PER_S"
 	iperf_server || return 1
 	iperf3 -c 192.0.2.2 -u -b 40M -l 1000 -t $((t + 2)) >/dev/null 2>&1 &
 	sleep 1
-	a=$(jq -r '"\(.irqs_tx) \(.tx_frames) \(.time_us)"' "$SIM_STATS")
+	a=$(sim_jq -r '"\(.irqs_tx) \(.tx_frames) \(.time_us)"') || return 1
 	sleep "$t"
-	b=$(jq -r '"\(.irqs_tx) \(.tx_frames) \(.time_us)"' "$SIM_STATS")
+	b=$(sim_jq -r '"\(.irqs_tx) \(.tx_frames) \(.time_us)"') || return 1
 	wait
 	set -- $a $b
 	echo "$((($4 - $1) * 1000000 / ($6 - $3))) $((($5 - $2) * 1000000 / ($6 - $3)))"

@@ -124,14 +124,30 @@ sim_control() {
 	echo "$1" >"$SIM_CONTROL.tmp" && mv "$SIM_CONTROL.tmp" "$SIM_CONTROL"
 }
 
+# jq FILTER over the model's counters. The model renames a complete file into place, yet a
+# read through the 9p share came back empty once under load (ethtool.sh, 2026-12-06; 1500
+# reads in a row were all whole): an empty or unparsable read is retried, and said on stderr.
+sim_jq() { # [JQ OPTION...] FILTER
+	local i out
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		if out=$(jq "$@" "$SIM_STATS" 2>/dev/null) && [ -n "$out" ]; then
+			printf '%s\n' "$out"
+			return 0
+		fi
+		echo "sim_jq: read $i of $SIM_STATS empty or unparsable" >&2
+		sleep 0.05
+	done
+	return 1
+}
+
 sim() {
-	jq -c ".$1" "$SIM_STATS"
+	sim_jq -c ".$1"
 }
 
 sim_at_least() {
 	local i v
 	for i in $(seq "$2"); do
-		v=$(jq ".$1 // 0" "$SIM_STATS")
+		v=$(sim_jq ".$1 // 0")
 		[ "$v" -ge "$3" ] 2>/dev/null && return 0
 		sleep 0.1
 	done

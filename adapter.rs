@@ -885,44 +885,53 @@ impl<'a> Adapter<'a> {
             res = self.put_tpd(&mut t, ntu, ring::lso_ext(info.len), None);
             ntu = ring.next(ntu);
         }
-        // Buffers: head (headers alone first for TSO), then every fragment.
-        let mut segs: KVec<(DmaAddr, u32, bool)> = KVec::new();
-        if res.is_ok() {
-            let split = if gso {
-                info.tcp_all_headers.min(info.headlen)
-            } else {
-                0
+        // Buffers: head (headers alone first for TSO), then every fragment, each TPD written
+        // as its buffer is mapped (the card reads none before the doorbell); the skb goes
+        // with the last one (EOP) and is freed when it completes.
+        let head = [split, info.headlen - split];
+        let n = head.iter().filter(|&&l| l != 0).count() + info.nr_frags as usize;
+        if n == 0 {
+            res = Err(EINVAL);
+        }
+        let mut k = 0;
+        let mut last = None;
+        let mut put = |this: &Self, t: &mut TxRing, ntu: &mut u16, addr, blen: u32, page| {
+            k += 1;
+            let mut d = tmpl;
+            // CAST: buffer lengths are below 64 KiB (skb head and page fragments).
+            d.buffer_len = blen as u16;
+            d.buffer_addr = addr;
+            d.set_bit(tpd::EOP, k == n);
+            let buf = TxBuf {
+                skb: None,
+                dma: addr,
+                len: blen,
+                page,
             };
+            let _ = this.put_tpd(t, *ntu, d, Some(buf));
+            last = Some(*ntu);
+            *ntu = ring.next(*ntu);
+        };
+        if res.is_ok() {
             let mut off = 0;
-            for len in [split, info.headlen - split] {
+            for len in head {
                 if len == 0 {
                     continue;
                 }
                 match skb.map_head(&self.dma, off, len, Dir::ToDevice) {
-                    Ok(a) => {
-                        if segs.push((a, len, false), GFP_ATOMIC).is_err() {
-                            netdev::unmap(&self.dma, a, len, Dir::ToDevice, false);
-                            res = Err(ENOMEM);
-                        }
+                    Ok(a) => put(self, &mut t, &mut ntu, a, len, false),
+                    Err(e) => {
+                        res = Err(e);
+                        break;
                     }
-                    Err(e) => res = Err(e),
                 }
                 off += len;
-                if res.is_err() {
-                    break;
-                }
             }
         }
         if res.is_ok() {
             for f in 0..info.nr_frags {
                 match skb.map_frag(&self.dma, f) {
-                    Ok((a, len)) => {
-                        if segs.push((a, len, true), GFP_ATOMIC).is_err() {
-                            netdev::unmap(&self.dma, a, len, Dir::ToDevice, true);
-                            res = Err(ENOMEM);
-                            break;
-                        }
-                    }
+                    Ok((a, len)) => put(self, &mut t, &mut ntu, a, len, true),
                     Err(e) => {
                         res = Err(e);
                         break;
@@ -930,39 +939,23 @@ impl<'a> Adapter<'a> {
                 }
             }
         }
-        if res.is_err() {
-            // Roll back: unmap what was mapped, clear the TPDs, flush earlier frames.
-            for &(a, len, page) in segs.iter() {
-                netdev::unmap(&self.dma, a, len, Dir::ToDevice, page);
-            }
+        let slot = last.and_then(|i| t.bufs.get_mut(usize::from(i))?.as_mut());
+        let Some(slot) = slot.filter(|_| res.is_ok()) else {
+            // Roll back: unmap and clear what was written, flush earlier frames.
             let mut i = ntu0;
             while i != ntu {
-                let _ = self.put_tpd(&mut t, i, Tpd::default(), None);
+                if let Some(b) = t.bufs.get_mut(usize::from(i)).and_then(Option::take) {
+                    netdev::unmap(&self.dma, b.dma, b.len, Dir::ToDevice, b.page);
+                }
+                let _ = t.clear_tpd(usize::from(i));
                 i = ring.next(i);
             }
             drop(t);
             self.tx_drop(q, ntu0, skb, DropReason::NoMem);
             return;
-        }
-        let n = segs.len();
+        };
         let len = skb.len();
-        let mut skb = Some(skb);
-        for (k, &(addr, blen, page)) in segs.iter().enumerate() {
-            let mut d = tmpl;
-            // CAST: buffer lengths are below 64 KiB (skb head and page fragments).
-            d.buffer_len = blen as u16;
-            d.buffer_addr = addr;
-            let last = k + 1 == n;
-            d.set_bit(tpd::EOP, last);
-            let buf = TxBuf {
-                skb: if last { skb.take() } else { None },
-                dma: addr,
-                len: blen,
-                page,
-            };
-            let _ = self.put_tpd(&mut t, ntu, d, Some(buf));
-            ntu = ring.next(ntu);
-        }
+        slot.skb = Some(skb);
         idx.next_to_use.store(ntu, Ordering::Release);
         drop(t);
         // Count what goes on the wire: every TSO segment repeats the headers.

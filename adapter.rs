@@ -432,7 +432,6 @@ impl<'a> Adapter<'a> {
         Ok(KBox::into_pin(this))
     }
 
-    /// The interrupts to enable with `queues` queue pairs.
     /// The interrupts to unmask with `queues` channels on a chip of `max_queues` rings: tx
     /// of rings `0..queues`, rx of every ring the card steers to (see [`Self::rx_rings_for`]).
     fn intr_mask_for(queues: usize, max_queues: usize) -> u32 {
@@ -895,7 +894,7 @@ impl<'a> Adapter<'a> {
         }
         let mut k = 0;
         let mut last = None;
-        let mut put = |this: &Self, t: &mut TxRing, ntu: &mut u16, addr, blen: u32, page| {
+        let mut put = |addr, blen: u32, page| {
             k += 1;
             let mut d = tmpl;
             // CAST: buffer lengths are below 64 KiB (skb head and page fragments).
@@ -908,9 +907,9 @@ impl<'a> Adapter<'a> {
                 len: blen,
                 page,
             };
-            let _ = this.put_tpd(t, *ntu, d, Some(buf));
-            last = Some(*ntu);
-            *ntu = ring.next(*ntu);
+            let _ = self.put_tpd(&mut t, ntu, d, Some(buf));
+            last = Some(ntu);
+            ntu = ring.next(ntu);
         };
         if res.is_ok() {
             let mut off = 0;
@@ -919,7 +918,7 @@ impl<'a> Adapter<'a> {
                     continue;
                 }
                 match skb.map_head(&self.dma, off, len, Dir::ToDevice) {
-                    Ok(a) => put(self, &mut t, &mut ntu, a, len, false),
+                    Ok(a) => put(a, len, false),
                     Err(e) => {
                         res = Err(e);
                         break;
@@ -931,7 +930,7 @@ impl<'a> Adapter<'a> {
         if res.is_ok() {
             for f in 0..info.nr_frags {
                 match skb.map_frag(&self.dma, f) {
-                    Ok((a, len)) => put(self, &mut t, &mut ntu, a, len, true),
+                    Ok((a, len)) => put(a, len, true),
                     Err(e) => {
                         res = Err(e);
                         break;

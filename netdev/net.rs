@@ -551,8 +551,8 @@ pub(crate) const MAX_NAPI: usize = 8;
 /// [`Registration::new`] allocated, stored before it is registered (so that `ndo_open`, the
 /// interrupt handler and the task find every instance from the start) and cleared before it
 /// is freed; the owner frees the interrupt line (the only reader outside callbacks) first.
-/// A `napi` entry is non-null exactly while that instance is added (its bit in `added`);
-/// bit `i` of `enabled` is set exactly while instance `i` is enabled.
+/// A `napi` entry is non-null exactly while that instance is added; bit `i` of `enabled` is
+/// set exactly while instance `i` is enabled.
 pub(crate) struct NapiSet {
     napi: [core::sync::atomic::AtomicPtr<nb::napi_struct>; MAX_NAPI],
     task: core::sync::atomic::AtomicPtr<kb::work_struct>,
@@ -560,7 +560,6 @@ pub(crate) struct NapiSet {
     /// Held while a NAPI instance feeds the DIM state machine (`net_dim` is not reentrant).
     dim_busy: core::sync::atomic::AtomicBool,
     priv_: core::sync::atomic::AtomicPtr<Priv>,
-    added: core::sync::atomic::AtomicU32,
     enabled: core::sync::atomic::AtomicU32,
 }
 
@@ -578,7 +577,6 @@ impl NapiSet {
             dim: AtomicPtr::new(core::ptr::null_mut()),
             dim_busy: AtomicBool::new(false),
             priv_: AtomicPtr::new(core::ptr::null_mut()),
-            added: AtomicU32::new(0),
             enabled: AtomicU32::new(0),
         }
     }
@@ -716,7 +714,6 @@ impl NapiSet {
             if (*p).irq >= 0 {
                 nb::netif_napi_set_irq(n, (*p).irq);
             }
-            self.added.fetch_or(1 << i, Ordering::AcqRel);
             // INVARIANT: instance `i` is added.
             slot.store(n, Ordering::Release);
         }
@@ -738,10 +735,7 @@ impl NapiSet {
             return Err(EINVAL);
         }
         let keep = |i: usize| i.checked_rem(queues).is_some_and(|q| q < n);
-        let (added, enabled) = (
-            self.added.load(Ordering::Acquire),
-            self.enabled.load(Ordering::Acquire),
-        );
+        let enabled = self.enabled.load(Ordering::Acquire);
         if (0..2 * queues).any(|i| !keep(i) && enabled & (1 << i) != 0) {
             return Err(EBUSY);
         }
@@ -749,14 +743,14 @@ impl NapiSet {
             let Some(slot) = self.napi.get(i) else {
                 continue;
             };
-            if keep(i) && added & (1 << i) == 0 {
+            let added = !slot.load(Ordering::Acquire).is_null();
+            if keep(i) && !added {
                 // SAFETY: `priv_` set, `i < 2 * queues`, not added; process context under
                 // RTNL (this function's requirement).
                 unsafe { self.add(i) };
-            } else if !keep(i) && added & (1 << i) != 0 {
+            } else if !keep(i) && added {
                 // INVARIANT: the instance is removed below.
                 let n = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);
-                self.added.fetch_and(!(1 << i), Ordering::AcqRel);
                 // SAFETY: an added instance of ours that is not enabled (checked above), so
                 // nothing polls it; process context (netif_napi_del locks and waits for RCU).
                 // Its memory stays (the private area), should an interrupt still read it.
@@ -807,7 +801,6 @@ impl NapiSet {
                 unsafe { nb::netif_napi_del(n) };
             }
         }
-        self.added.store(0, Ordering::Release);
         self.enabled.store(0, Ordering::Release);
         self.task.store(core::ptr::null_mut(), Ordering::Release);
         self.dim.store(core::ptr::null_mut(), Ordering::Release);

@@ -189,16 +189,23 @@ chan = [b - a for a, b in zip(d1, d2)]
 ok = all(r > 0 for r in ring) and chan[3] == 0 and sum(chan) == sum(ring) >= 64
 sys.exit(0 if ok else 1)
 PY
-	local before after
-	before=$(sim tx_frames_per_queue)
 	iperf_server || return 1
-	iperf3 -c 192.0.2.2 -t 1 -P 8 >/dev/null || return 1
+	tx_on_rings_below 3 iperf3 -c 192.0.2.2 -t 1 -P 8
+}
+
+# Runs COMMAND; the model must see tx frames on rings 0..N-1 during it and none from N on.
+tx_on_rings_below() { # N COMMAND...
+	local n=$1 before after
+	shift
+	before=$(sim tx_frames_per_queue)
+	"$@" >/dev/null || return 1
 	after=$(sim tx_frames_per_queue)
 	echo "= tx frames per ring $before -> $after"
-	python3 - "$before" "$after" <<'PY' || return 1
+	python3 - "$n" "$before" "$after" <<'PY'
 import json, sys
-a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-sys.exit(0 if [y - x for x, y in zip(a, b)][3] == 0 else 1)
+n, a, b = int(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3])
+d = [y - x for x, y in zip(a, b)]
+sys.exit(0 if sum(d[:n]) > 0 and not any(d[n:]) else 1)
 PY
 }
 
@@ -219,17 +226,7 @@ channels() {
 	[ "$(channel combined-count)" = 1 ] || return 1
 	ls -d /sys/class/net/eth0/queues/tx-* | wc -l | grep -qx 1 || return 1
 	link_up || return 1
-	local before after
-	before=$(sim tx_frames_per_queue)
-	iperf3_both || return 1
-	after=$(sim tx_frames_per_queue)
-	echo "tx frames per queue before $before after $after"
-	python3 - "$before" "$after" <<'PY' || return 1
-import json, sys
-a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-d = [y - x for x, y in zip(a, b)]
-sys.exit(0 if d[0] > 0 and d[1] == d[2] == d[3] == 0 else 1)
-PY
+	tx_on_rings_below 1 iperf3_both || return 1
 	ethtool -L eth0 combined 4 || return 1
 	ls -d /sys/class/net/eth0/queues/tx-* | wc -l | grep -qx 4 || return 1
 	link_up && ping_peer

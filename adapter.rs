@@ -1235,7 +1235,7 @@ impl<'a> Adapter<'a> {
         io.write(regs::ISR(0x7fff_ffff));
         io.write(regs::IMR(self.intr_mask.load(Ordering::Relaxed)));
         io.flush();
-        dev.start_queues();
+        dev.wake_queues();
         Ok(())
     }
 
@@ -1927,13 +1927,17 @@ impl netdev::EthtoolOps for Adapter<'_> {
         use regs::stats::index as i;
         let m = self.mac_counters();
         let g = |n: &str| m.get(i(n)).copied().unwrap_or(0);
+        // The MAC counts a good frame's bytes without its FCS (atl1c.h: rx_byte_cnt,
+        // tx_byte_cnt); the octet counters of 802.3 as ethtool reports them (and as
+        // drivers/net/hw/ethtool_std_stats.sh checks them) include it.
+        let with_fcs = |bytes: u64, frames: u64| bytes.wrapping_add(frames.wrapping_mul(4));
         netdev::EthMacStats {
             frames_tx_ok: g("tx_ok"),
             frames_rx_ok: g("rx_ok"),
             fcs_errors: g("rx_fcs_err"),
             alignment_errors: g("rx_align_err"),
-            octets_tx_ok: g("tx_byte_cnt"),
-            octets_rx_ok: g("rx_byte_cnt"),
+            octets_tx_ok: with_fcs(g("tx_byte_cnt"), g("tx_ok")),
+            octets_rx_ok: with_fcs(g("rx_byte_cnt"), g("rx_ok")),
             single_collisions: g("tx_1_col"),
             multiple_collisions: g("tx_2_col"),
             deferred: g("tx_defer"),

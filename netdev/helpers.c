@@ -149,6 +149,12 @@ void atl1c_rs_set_parent(struct net_device *dev, struct device *parent)
 	SET_NETDEV_DEV(dev, parent);
 }
 
+/* priv_flags is a bitfield: the station address may change while the interface runs. */
+void atl1c_rs_set_live_addr_change(struct net_device *dev)
+{
+	dev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
+}
+
 unsigned int atl1c_rs_rx_flags(struct net_device *dev)
 {
 	return (dev->flags & IFF_PROMISC ? 1 : 0) | (dev->flags & IFF_ALLMULTI ? 2 : 0);

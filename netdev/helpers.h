@@ -72,6 +72,7 @@ void *atl1c_rs_skb_data(struct sk_buff *skb);
 u32 atl1c_rs_skb_linear_room(struct sk_buff *skb);
 int atl1c_rs_mc_list(struct net_device *dev, u8 *out, int max);
 void atl1c_rs_set_parent(struct net_device *dev, struct device *parent);
+void atl1c_rs_set_live_addr_change(struct net_device *dev);
 /* bit 0: IFF_PROMISC, bit 1: IFF_ALLMULTI */
 unsigned int atl1c_rs_rx_flags(struct net_device *dev);
 int atl1c_rs_xmit_more(void);

@@ -318,10 +318,12 @@ impl NetDev {
         unsafe { nb::netif_carrier_ok(self.raw()) }
     }
 
-    /// Starts every tx queue.
-    pub(crate) fn start_queues(&self) {
+    /// Starts every tx queue and reschedules its qdisc (`netif_tx_wake_all_queues`): after a
+    /// reconfiguration (ring sizes, channels, MTU, reset) the qdisc may hold a backlog that
+    /// only a wake sends (drivers/net/ring_reconfig.py's reconfig_tx_stall).
+    pub(crate) fn wake_queues(&self) {
         // SAFETY: valid net_device.
-        unsafe { nb::netif_tx_start_all_queues(self.raw()) }
+        unsafe { nb::netif_tx_wake_all_queues(self.raw()) }
     }
 
     /// Stops every tx queue and waits for a transmit in progress on another CPU
@@ -854,7 +856,8 @@ pub(crate) trait NetDevOps: Sync {
     fn get_stats64(&self, dev: NetDev, stats: &mut Stats64);
     /// `ndo_set_rx_mode`.
     fn set_rx_mode(&self, dev: NetDev);
-    /// `ndo_set_mac_address` after the core validated and stored the address.
+    /// `ndo_set_mac_address` after the core validated and stored the address; also while the
+    /// interface runs (the device is registered with `IFF_LIVE_ADDR_CHANGE`).
     fn set_mac(&self, dev: NetDev, mac: [u8; 6]);
     /// `ndo_change_mtu`.
     fn change_mtu(&self, dev: NetDev, mtu: u32) -> Result;
@@ -1205,6 +1208,9 @@ impl<T: EthtoolOps> Registration<T> {
                 Some(m) => nb::eth_hw_addr_set(raw, m.as_ptr()),
                 None => nb::eth_hw_addr_random(raw),
             }
+            // `Driver::set_mac` programs the address at any time (it is the unicast filter
+            // the MAC reads per frame), so `ndo_set_mac_address` works while up.
+            nb::atl1c_rs_set_live_addr_change(raw);
             (*p).poll = Some(Vtable::<T>::poll);
             (*p).irq = irq.and_then(|i| i32::try_from(i).ok()).unwrap_or(-1);
             (*p).queues = cfg.queues as usize;

@@ -71,6 +71,18 @@ use crate::{
 const TPD_DEFAULT: u16 = 1024;
 /// RFDs (and RRDs) per rx ring by default.
 const RFD_DEFAULT: u16 = 512;
+/// In the IMR shadow, at ISR_DIS_INT's position (no interrupt cause): the interface is up.
+const IMR_LIVE: u32 = 1 << 31;
+/// Every rx and tx completion cause: what the NAPI instances handle.
+const ISR_NAPI: u32 = {
+    let mut m = 0;
+    let mut i = 0;
+    while i < regs::ISR_RX_PKT.len() && i < regs::ISR_TX_PKT.len() {
+        m |= regs::ISR_RX_PKT[i] | regs::ISR_TX_PKT[i];
+        i += 1;
+    }
+    m
+};
 /// Smallest ring `ethtool -G` accepts: room for a few largest frames.
 pub(crate) const RING_MIN: u32 = 64;
 /// Largest tx ring (`TPD_RING_SIZE` holds 16 bits; 64 KiB of descriptors).
@@ -325,7 +337,12 @@ pub(crate) struct Adapter<'a> {
     gone: AtomicBool,
     napi: netdev::NapiSet,
     rx_csum: AtomicBool,
+    /// The interrupts to unmask while up, for the channels in use.
     intr_mask: AtomicU32,
+    /// What IMR holds (see [`Self::imr_sync`]): `intr_mask`, minus the rx and tx causes whose
+    /// NAPI instance is scheduled (the handler masks them, the instance's completion unmasks
+    /// them, as atl1c_intr and atl1c_clean do), with [`IMR_LIVE`] while up.
+    imr: AtomicU32,
     /// Interrupt moderation in timer units (2 us): tx, rx (`ethtool -C`).
     tx_imt: AtomicU16,
     rx_imt: AtomicU16,
@@ -418,6 +435,7 @@ impl<'a> Adapter<'a> {
                 napi: netdev::NapiSet::new(),
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
                 intr_mask: AtomicU32::new(Self::intr_mask_for(max_queues, max_queues)),
+                imr: AtomicU32::new(0),
                 tx_imt: AtomicU16::new(tx_imt),
                 rx_imt: AtomicU16::new(rx_imt),
                 moderation_lock: KBox::pin_init(new_spinlock!(()), GFP_KERNEL)?,
@@ -514,7 +532,54 @@ impl<'a> Adapter<'a> {
 
     /// Masks every interrupt (unbind).
     pub(crate) fn quiesce(&self) {
+        self.imr.store(0, Ordering::Release);
         self.io().write(regs::IMR(0));
+    }
+
+    /// Writes the IMR shadow to the card until what it wrote is still the shadow. The handler
+    /// (masking) and NAPI completions (unmasking) update it from different CPUs: whichever
+    /// writes last has seen every update, so the card ends with the last value, with no lock.
+    fn imr_sync(&self) {
+        let io = self.io();
+        loop {
+            let v = self.imr.load(Ordering::Acquire);
+            io.write(regs::IMR(v & !IMR_LIVE));
+            if self.imr.load(Ordering::Acquire) == v {
+                return;
+            }
+        }
+    }
+
+    /// Masks `bits` (causes whose NAPI instance is being scheduled).
+    fn imr_mask(&self, bits: u32) {
+        let f = |v: u32| (v & bits != 0).then_some(v & !bits);
+        if self
+            .imr
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, f)
+            .is_ok()
+        {
+            self.imr_sync();
+        }
+    }
+
+    /// Unmasks `bits` (a NAPI instance completed), unless the interface went down.
+    fn imr_unmask(&self, bits: u32) {
+        let f = |v: u32| (v & IMR_LIVE != 0 && v & bits != bits).then_some(v | bits);
+        if self
+            .imr
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, f)
+            .is_ok()
+        {
+            self.imr_sync();
+        }
+    }
+
+    /// The rx causes of the rings channel `ch` polls.
+    fn rx_bits(&self, ch: usize) -> u32 {
+        let n = self.queues().max(1);
+        (ch..self.rx_rings().min(regs::ISR_RX_PKT.len()))
+            .step_by(n)
+            .fold(0, |m, r| m | regs::ISR_RX_PKT.get(r).copied().unwrap_or(0))
     }
 
     /// Whether the card is gone: once a read returned all-ones where the card cannot (here
@@ -1148,6 +1213,7 @@ impl<'a> Adapter<'a> {
         if self.up.swap(false, Ordering::AcqRel) {
             // Waits for a transmit in progress on another CPU.
             dev.tx_disable();
+            self.imr.store(0, Ordering::Release);
             io.write(regs::IMR(0));
             io.write(regs::ISR(regs::ISR::DIS_INT.mask()));
             io.flush();
@@ -1233,7 +1299,11 @@ impl<'a> Adapter<'a> {
             self.napi.dim_restart();
         }
         io.write(regs::ISR(0x7fff_ffff));
-        io.write(regs::IMR(self.intr_mask.load(Ordering::Relaxed)));
+        self.imr.store(
+            self.intr_mask.load(Ordering::Relaxed) | IMR_LIVE,
+            Ordering::Release,
+        );
+        self.imr_sync();
         io.flush();
         dev.wake_queues();
         Ok(())
@@ -1266,7 +1336,8 @@ impl netdev::IrqHandler for Adapter<'_> {
             }
             return false;
         }
-        let status = isr & self.intr_mask.load(Ordering::Relaxed);
+        // Causes masked while their NAPI instance runs stay pending: unmasking raises them.
+        let status = isr & self.imr.load(Ordering::Acquire) & !IMR_LIVE;
         if status == 0 || isr & regs::ISR::DIS_INT.mask() != 0 {
             return false;
         }
@@ -1281,6 +1352,9 @@ impl netdev::IrqHandler for Adapter<'_> {
                 self.napi.schedule_task();
                 return true;
             }
+            // No rx or tx interrupt while the instance it schedules runs: its completion
+            // unmasks them (one interrupt per NAPI cycle, not per moderation period).
+            self.imr_mask(status & ISR_NAPI);
             for r in 0..self.rx_rings().min(regs::ISR_RX_PKT.len()) {
                 if status & regs::ISR_RX_PKT[r] != 0 {
                     if let Some(n) = self.napi.get(self.rx_channel(r)) {
@@ -1437,6 +1511,7 @@ impl netdev::NetDevOps for Adapter<'_> {
         if index < self.max_queues {
             let done = self.rx_poll(dev, &napi, index, budget);
             if done < budget && napi.complete_done(done) {
+                self.imr_unmask(self.rx_bits(index));
                 if let Some(s) = self.rx_stats.get(index) {
                     s.completions.fetch_add(1, Ordering::Relaxed);
                 }
@@ -1450,8 +1525,8 @@ impl netdev::NetDevOps for Adapter<'_> {
         let n = self.tx_complete(dev, q, budget);
         // CAST: at most the ring size.
         let n = (n as i32).min(budget);
-        if n < budget {
-            napi.complete_done(n);
+        if n < budget && napi.complete_done(n) {
+            self.imr_unmask(regs::ISR_TX_PKT.get(q).copied().unwrap_or(0));
         }
         n
     }

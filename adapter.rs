@@ -1136,6 +1136,8 @@ impl<'a> Adapter<'a> {
         let csum = self.rx_csum.load(Ordering::Relaxed);
         let mut done = 0;
         let mut short = false;
+        // Counted per poll, not per frame: one atomic add each at the end.
+        let (mut packets, mut bytes, mut csum_ok) = (0u64, 0u64, 0u64);
         while done < budget {
             let mut r = lock.lock();
             short = r.refill_failed;
@@ -1176,13 +1178,13 @@ impl<'a> Adapter<'a> {
                     skb.put(u32::from(f.len));
                     if f.l4_csum_ok && csum {
                         skb.set_csum_unnecessary();
-                        st.csum_ok.fetch_add(1, Ordering::Relaxed);
+                        csum_ok += 1;
                     }
                     if let Some(tag) = f.vlan {
                         skb.set_vlan(tag.swap_bytes());
                     }
-                    st.packets.fetch_add(1, Ordering::Relaxed);
-                    st.bytes.fetch_add(u64::from(f.len), Ordering::Relaxed);
+                    packets += 1;
+                    bytes += u64::from(f.len);
                     // CAST: at most 4 queues.
                     skb.gro_receive(&dev, napi, ch as u16);
                 }
@@ -1195,6 +1197,13 @@ impl<'a> Adapter<'a> {
                     buf.skb.drop_reason(DropReason::NotSpecified);
                 }
             }
+        }
+        if packets > 0 {
+            st.packets.fetch_add(packets, Ordering::Relaxed);
+            st.bytes.fetch_add(bytes, Ordering::Relaxed);
+        }
+        if csum_ok > 0 {
+            st.csum_ok.fetch_add(csum_ok, Ordering::Relaxed);
         }
         // A ring left short by an allocation failure is refilled even without a frame: the
         // card may have no buffer left to raise an interrupt with. While it stays short, NAPI

@@ -1429,8 +1429,9 @@ impl netdev::NetDevOps for Adapter<'_> {
         }
         s.rx_errors += self.rx_bad_rrd.load(Ordering::Relaxed);
         // What only the MAC sees: frames it dropped for lack of an RFD or FIFO space.
-        // The counters clear on read, so every read is accumulated under the lock.
-        let acc = self.mac_counters();
+        // The counters clear on read, so every read is accumulated under the lock. Only these
+        // two are read here (`ip -s link`, /proc/net/dev), not all 49 (ethtool -S reads them).
+        let acc = self.mac_counters_of(&[RX_RRD_OV, RX_RXF_OV]);
         s.rx_dropped += acc[RX_RRD_OV];
         s.rx_fifo_errors += acc[RX_RXF_OV];
     }
@@ -1623,6 +1624,13 @@ impl Adapter<'_> {
 
     /// The MAC counters, accumulated (reading them clears the hardware's).
     fn mac_counters(&self) -> [u64; MAC_STATS] {
+        let all: [usize; MAC_STATS] = core::array::from_fn(|i| i);
+        self.mac_counters_of(&all)
+    }
+
+    /// Reads the MAC counters at the indices `which` (each register clears on read, so the
+    /// others keep counting in the card) into the accumulated ones, and returns those.
+    fn mac_counters_of(&self, which: &[usize]) -> [u64; MAC_STATS] {
         let io = self.io();
         netdev::bh_disabled(|| {
             let mut acc = self.mac_stats.lock();
@@ -1630,8 +1638,10 @@ impl Adapter<'_> {
                 return *acc;
             }
             let mut now = [0u32; MAC_STATS];
-            for (i, v) in now.iter_mut().enumerate() {
-                *v = io.read32(regs::stats::RX_BIN + 4 * i);
+            for &i in which {
+                if let Some(v) = now.get_mut(i) {
+                    *v = io.read32(regs::stats::RX_BIN + 4 * i);
+                }
             }
             // A card that is gone reads all-ones: its last counts stand.
             if now.iter().any(|v| hw::all_ones(*v)) && self.card_gone() {

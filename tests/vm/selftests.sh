@@ -90,7 +90,7 @@ report_case() { # TEST CASE ok|fail|skip [REASON [DIAGNOSTICS]]
 			VM_CHECKS=$((VM_CHECKS + 1))
 			echo "ok $VM_CHECKS - $t $name # XFAIL $why"
 		else
-			fail_check "$t $name # expected to fail ($why) but passed: update selftests-expected"
+			fail_check "$t $name # expected to fail ($why) but passed: update the list in tests/vm/selftests.sh"
 		fi
 	elif [ "$status" = ok ]; then
 		VM_CHECKS=$((VM_CHECKS + 1))
@@ -205,5 +205,5 @@ for t in ${SELFTESTS//,/ }; do
 	esac
 done
 check "kernel log: no warning, oops or lockdep report" no_kernel_report
-echo "$SKIPPED skipped, $XFAILED expected failures (selftests-expected)"
+echo "$SKIPPED skipped, $XFAILED expected failures (the list in tests/vm/selftests.sh)"
 summary

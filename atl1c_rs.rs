@@ -15,6 +15,7 @@ use kernel::{
     }, //
 };
 
+// The driver proper, one file per path (tx, rx, irq, link, ethtool), all safe Rust.
 mod adapter;
 // The register map and descriptor layouts are complete by design, like atl1c_hw.h: not every
 // register, field or descriptor helper has a user in the driver.

@@ -20,7 +20,7 @@ src=$D/chroot/usr/src/atl1c_rs-$ver
 rm -rf "$src" && mkdir -p "$src"
 # shellcheck disable=SC2046
 tar -cf - $(git ls-files -co --exclude-standard |
-	grep -E '^(Kbuild|Makefile|dkms\.conf|[^/]+\.rs|netdev/[^/]+|scripts/(kdir-rust|env\.sh|apt\.sh))$') |
+	grep -E '^(Kbuild|Makefile|dkms\.conf|[^/]+\.rs|adapter/[^/]+\.rs|netdev/[^/]+|scripts/(kdir-rust|env\.sh|apt\.sh))$') |
 	tar -C "$src" -xf -
 
 passed=0

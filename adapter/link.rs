@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The link and the changes that take a running interface down and up again: the link task,
+//! resets (tx timeout, error interrupt, card gone), and ring, MTU and channel changes.
+
+use core::sync::atomic::Ordering;
+
+use kernel::prelude::*;
+
+use super::{
+    rx::RxRing,
+    tx::TxRing,
+    Adapter, //
+};
+use crate::{
+    netdev::{
+        self,
+        NetDev, //
+    },
+    regs,
+};
+
+impl Adapter<'_> {
+    /// Checks the link and starts the MAC for it; carrier follows.
+    pub(super) fn check_link(&self, dev: NetDev) {
+        let io = self.io();
+        let mut cur = self.link.lock();
+        let up = self.hw.link_up(&io).unwrap_or(false);
+        if !up {
+            if dev.carrier_ok() {
+                dev.carrier_off();
+                pr_info!("link down\n");
+            }
+            *cur = None;
+            return;
+        }
+        let Ok(link) = self.hw.link(&io) else {
+            return;
+        };
+        if *cur != Some(link) {
+            *cur = Some(link);
+            self.hw.set_aspm(&io, link.speed);
+            let _ = self.hw.post_link_change(&io, link.speed);
+            self.hw.start_mac(&io, link);
+            pr_info!(
+                "link up <{} Mbps {} duplex>\n",
+                link.speed,
+                if link.full_duplex { "full" } else { "half" }
+            );
+        }
+        if !dev.carrier_ok() {
+            dev.carrier_on();
+        }
+    }
+
+    /// Stops and starts a running interface (tx timeout, link loss, ring or MTU change) with
+    /// the stack kept out meanwhile: detached, no transmit. If the open fails the device stays
+    /// detached with its carrier off, NAPI disabled and the rings empty, so `ip link set
+    /// down` and rmmod complete; the next `ip link set up` tries again.
+    fn restart(&self, dev: NetDev, f: impl FnOnce()) -> Result {
+        dev.detach();
+        self.down(dev);
+        f();
+        let r = self.open_hw(dev);
+        if r.is_ok() {
+            dev.attach();
+        }
+        r
+    }
+
+    /// Runs `f` with the interface stopped if it is running, then brings it back up.
+    pub(super) fn with_down<E: From<Error>>(
+        &self,
+        dev: NetDev,
+        f: impl FnOnce() -> core::result::Result<(), E>,
+    ) -> core::result::Result<(), E> {
+        if !self.up.load(Ordering::Acquire) {
+            return f();
+        }
+        let mut r = Ok(());
+        self.restart(dev, || r = f())?;
+        r
+    }
+
+    /// Replaces every ring with one of the new size (interface down). On failure the old
+    /// rings stay.
+    pub(super) fn resize_rings(&self, rx: u16, tx: u16) -> Result {
+        let mut new_tx = KVec::new();
+        for _ in 0..self.tx.len() {
+            new_tx.push(TxRing::new(self.pdev, tx)?, GFP_KERNEL)?;
+        }
+        let mut new_rx = KVec::new();
+        for _ in 0..self.rx.len() {
+            new_rx.push(RxRing::new(self.pdev, rx)?, GFP_KERNEL)?;
+        }
+        // Swap under the locks (shared with NAPI: softirqs off); free the old rings after,
+        // outside the atomic section.
+        let mut old_tx = KVec::new();
+        let mut old_rx = KVec::new();
+        old_tx.reserve(self.tx.len(), GFP_KERNEL)?;
+        old_rx.reserve(self.rx.len(), GFP_KERNEL)?;
+        netdev::bh_disabled(|| {
+            for ((lock, idx), mut ring) in self.tx.iter().zip(&self.tx_idx).zip(new_tx.drain_all())
+            {
+                core::mem::swap(&mut *lock.lock(), &mut ring);
+                idx.reset(tx);
+                let _ = old_tx.push(ring, GFP_ATOMIC);
+            }
+            for (lock, mut ring) in self.rx.iter().zip(new_rx.drain_all()) {
+                core::mem::swap(&mut *lock.lock(), &mut ring);
+                let _ = old_rx.push(ring, GFP_ATOMIC);
+            }
+            self.rx_count.store(rx, Ordering::Release);
+        });
+        drop(old_tx);
+        drop(old_rx);
+        Ok(())
+    }
+
+    /// The task (process context, RTNL held): a card that is gone, a reset asked for by the
+    /// interrupt or a tx timeout, a link change.
+    pub(super) fn link_task(&self, dev: NetDev) {
+        if self.card_gone() {
+            // Surprise removal: the stack is kept out and the rings are released; nothing is
+            // asked of the card again. `ip link set down` and rmmod complete at once.
+            if dev.present() {
+                pr_err!("the card is gone (registers read all-ones); the interface stays down\n");
+                dev.detach();
+                self.down(dev);
+            }
+            return;
+        }
+        if self.reset_pending.swap(false, Ordering::AcqRel) {
+            pr_warn!("resetting the MAC and the rings\n");
+            self.resets.fetch_add(1, Ordering::Relaxed);
+            if self.restart(dev, || {}).is_err() {
+                pr_err!("reset failed; the interface stays down until set down and up again\n");
+            }
+            return;
+        }
+        if !self.link_event.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let io = self.io();
+        // On AR8151 reading the PHY's interrupt status clears it.
+        if self.nic.has_mdio_phy() {
+            let _ = self.hw.read_phy(&io, regs::phy::MII_ISR);
+        }
+        let up = self.hw.link_up(&io).unwrap_or(false);
+        let was_up = netdev::bh_disabled(|| self.link.lock().is_some());
+        if !up && was_up {
+            // Link down (atl1c_check_link_status): carrier off at once, then reset the MAC
+            // and the rings; open leaves the MAC stopped until the link returns.
+            dev.carrier_off();
+            pr_info!("link down\n");
+            if self.restart(dev, || {}).is_err() {
+                pr_err!("ring reset after link down failed\n");
+            }
+        } else {
+            netdev::bh_disabled(|| self.check_link(dev));
+        }
+    }
+}

@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The driver proper, in safe Rust over the netdev layer and hw.rs: the adapter's state,
+//! bring-up and teardown, and the net_device ops. The paths live one to a file:
+//!
+//! - [`tx`]: transmit (TPD fill, doorbell) and its completion;
+//! - [`rx`]: rx buffers, refill, the RRD parse and NAPI rx poll;
+//! - [`irq`]: the interrupt handler, the IMR shadow, NAPI completion and moderation;
+//! - [`link`]: the link, resets, and reconfiguration of a running interface;
+//! - [`ethtool`]: the ethtool operations and the MAC counters.
+
+mod ethtool;
+mod irq;
+mod link;
+mod rx;
+mod tx;
+
+use core::sync::atomic::{
+    AtomicBool,
+    AtomicU16,
+    AtomicU32,
+    AtomicU64,
+    AtomicUsize,
+    Ordering, //
+};
+
+use kernel::{
+    device::{
+        Bound,
+        Core,
+        Device, //
+    },
+    new_spinlock,
+    pci,
+    prelude::*,
+    sync::SpinLock, //
+};
+
+use crate::{
+    hw::{
+        self,
+        Hw,
+        HwError,
+        Link,
+        NicType,
+        RegIo, //
+    },
+    netdev::{
+        self,
+        DmaDev,
+        Napi,
+        NetDev,
+        SkBuff,
+        Stats64, //
+    },
+    regs::{
+        self,
+        queue,
+        Register, //
+    },
+    ring,
+    Bar0,
+    Regs, //
+};
+
+use irq::IMR_LIVE;
+use rx::RxRing;
+use tx::{
+    TxIdx,
+    TxRing, //
+};
+
+/// TPDs per tx ring by default (the C driver's).
+const TPD_DEFAULT: u16 = 1024;
+/// RFDs (and RRDs) per rx ring by default.
+const RFD_DEFAULT: u16 = 512;
+/// Smallest ring `ethtool -G` accepts: room for a few largest frames.
+pub(crate) const RING_MIN: u32 = 64;
+/// Largest tx ring (`TPD_RING_SIZE` holds 16 bits; 64 KiB of descriptors).
+pub(crate) const TPD_MAX: u32 = 4096;
+/// Largest rx ring (`RFD_RING_SIZE` and `RRD_RING_SIZE` hold 12 bits).
+pub(crate) const RFD_MAX: u32 = 4095;
+/// `AT_RX_BUF_SIZE`: 1500 + Ethernet header + VLAN + FCS.
+const RX_BUF_MIN: u32 = 1518 + 4;
+/// `ETH_HLEN`.
+const ETH_HLEN: u32 = 14;
+/// `MAX_TSO_FRAME_SIZE`: largest MTU with TSO on the gigabit chips.
+const MAX_TSO_FRAME_SIZE: u32 = 7 * 1024;
+/// MAC statistics registers.
+const MAC_STATS: usize = regs::stats::RX_COUNT + regs::stats::TX_COUNT;
+/// Index of `rx_rrd_ov` (frames dropped for lack of an RFD) in the MAC statistics.
+const RX_RRD_OV: usize = regs::stats::index("rx_rrd_ov");
+/// Index of `rx_rxf_ov` (rx FIFO overflow).
+const RX_RXF_OV: usize = regs::stats::index("rx_rxf_ov");
+
+/// `NETIF_F_*` bits.
+mod features {
+    use crate::netdev::bindings as nb;
+    pub(super) const SG: u64 = 1 << nb::NETIF_F_SG_BIT;
+    pub(super) const HW_CSUM: u64 = 1 << nb::NETIF_F_HW_CSUM_BIT;
+    pub(super) const TSO: u64 = 1 << nb::NETIF_F_TSO_BIT;
+    pub(super) const TSO6: u64 = 1 << nb::NETIF_F_TSO6_BIT;
+    pub(super) const RXCSUM: u64 = 1 << nb::NETIF_F_RXCSUM_BIT;
+}
+
+/// Per-queue software counters.
+#[derive(Default)]
+struct QueueStats {
+    packets: AtomicU64,
+    bytes: AtomicU64,
+    dropped: AtomicU64,
+    errors: AtomicU64,
+    /// Tx: producer-index writes.
+    doorbells: AtomicU64,
+    /// Rx: NAPI polls that completed, i.e. interrupts served (DIM's event count).
+    completions: AtomicU64,
+    /// Tx: times the queue was stopped for lack of descriptors.
+    stops: AtomicU64,
+    /// Rx: buffer allocations that failed.
+    alloc_fail: AtomicU64,
+    /// Rx: frames passed up as `CHECKSUM_UNNECESSARY`.
+    csum_ok: AtomicU64,
+    /// Tx: frames the card segments (TSO), their bytes, and what it sends for them.
+    gso_packets: AtomicU64,
+    gso_bytes: AtomicU64,
+    gso_wire_packets: AtomicU64,
+    gso_wire_bytes: AtomicU64,
+}
+
+impl QueueStats {
+    fn rx(&self) -> netdev::QStatsRx {
+        netdev::QStatsRx {
+            packets: self.packets.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            alloc_fail: self.alloc_fail.load(Ordering::Relaxed),
+            csum_unnecessary: self.csum_ok.load(Ordering::Relaxed),
+        }
+    }
+
+    fn tx(&self) -> netdev::QStatsTx {
+        netdev::QStatsTx {
+            packets: self.packets.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            stop: self.stops.load(Ordering::Relaxed),
+            hw_gso_packets: self.gso_packets.load(Ordering::Relaxed),
+            hw_gso_bytes: self.gso_bytes.load(Ordering::Relaxed),
+            hw_gso_wire_packets: self.gso_wire_packets.load(Ordering::Relaxed),
+            hw_gso_wire_bytes: self.gso_wire_bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// One atl1c-family NIC.
+pub(crate) struct Adapter<'a> {
+    bar: Bar0<'a>,
+    /// The bound device, for ring (re)allocation.
+    pdev: &'a Device<Bound>,
+    dma: DmaDev,
+    nic: NicType,
+    /// PCI device id.
+    device_id: u16,
+    /// Queue pairs the chip has (rings are allocated for all of them).
+    max_queues: usize,
+    /// Queue pairs in use (`ethtool -L`); changes only while the interface is down.
+    queues: AtomicUsize,
+    /// Chip settings (read-only after probe).
+    hw: Hw,
+    /// The link as last programmed into the MAC. MDIO users are serialised by construction:
+    /// probe, open and stop run under RTNL with NAPI disabled, link events run in NAPI.
+    link: Pin<KBox<SpinLock<Option<Link>>>>,
+    /// Rx buffer size for the current MTU.
+    rx_buf_len: AtomicU32,
+    tx: KVec<Pin<KBox<SpinLock<TxRing>>>>,
+    tx_idx: KVec<TxIdx>,
+    rx: KVec<Pin<KBox<SpinLock<RxRing>>>>,
+    /// RFDs per rx ring (`ethtool -G rx`).
+    rx_count: AtomicU16,
+    tx_stats: KVec<QueueStats>,
+    rx_stats: KVec<QueueStats>,
+    /// Frames the device reported with a malformed RRD (dropped, never trusted).
+    rx_bad_rrd: AtomicU64,
+    /// The MAC's clear-on-read statistics, accumulated (`struct atl1c_hw_stats` order).
+    mac_stats: Pin<KBox<SpinLock<[u64; MAC_STATS]>>>,
+    up: AtomicBool,
+    /// The interrupt saw a link change; the task handles it.
+    link_event: AtomicBool,
+    /// A tx timeout or an error interrupt asked for a reset; the task does it.
+    reset_pending: AtomicBool,
+    /// Error interrupts (DMA read/write or tx queue timeout) that asked for a reset.
+    hw_errors: AtomicU64,
+    /// Resets the task carried out (tx timeout, error interrupt).
+    resets: AtomicU64,
+    /// The card reads all-ones where it cannot: it is gone (surprise removal); nothing is
+    /// asked of it any more.
+    gone: AtomicBool,
+    napi: netdev::NapiSet,
+    rx_csum: AtomicBool,
+    /// The interrupts to unmask while up, for the channels in use.
+    intr_mask: AtomicU32,
+    /// What IMR holds (see [`Self::imr_sync`]): `intr_mask`, minus the rx and tx causes whose
+    /// NAPI instance is scheduled (the handler masks them, the instance's completion unmasks
+    /// them, as atl1c_intr and atl1c_clean do), with [`IMR_LIVE`] while up.
+    imr: AtomicU32,
+    /// Interrupt moderation in timer units (2 us): tx, rx (`ethtool -C`).
+    tx_imt: AtomicU16,
+    rx_imt: AtomicU16,
+    /// Serialises moderation updates (ethtool, the DIM work item).
+    moderation_lock: Pin<KBox<SpinLock<()>>>,
+    /// Adaptive rx moderation (DIM) on.
+    adaptive_rx: AtomicBool,
+    /// The rx moderation DIM chose last (timer units).
+    dim_rx_imt: AtomicU16,
+    /// `ethtool -s msglvl` (`NETIF_MSG_*`).
+    msg_enable: AtomicU32,
+    /// Enabled Wake-on-LAN options (`WAKE_*`).
+    wol: AtomicU32,
+    /// Link modes advertised by autonegotiation (legacy `ADVERTISED_*`), AR8151.
+    advertising: AtomicU32,
+}
+
+/// `NETIF_MSG_DRV | NETIF_MSG_PROBE | NETIF_MSG_LINK`, the C driver's default.
+const MSG_DEFAULT: u32 = 0x1 | 0x2 | 0x4;
+
+impl<'a> Adapter<'a> {
+    /// Allocates the rings for `nic` on `pdev`.
+    pub(crate) fn new(
+        pdev: &'a pci::Device<Core<'_>>,
+        bar: Bar0<'a>,
+        nic: NicType,
+        revision: u8,
+    ) -> Result<Pin<KBox<Self>>> {
+        let max_queues = nic.queues();
+        let dev: &'a Device<Bound> = pdev.as_ref();
+        let mut tx = KVec::new();
+        let mut tx_idx = KVec::new();
+        let mut rx = KVec::new();
+        let mut tx_stats = KVec::new();
+        let mut rx_stats = KVec::new();
+        // The hardware always has the PRI0 and PRI1 TPD rings: give both memory.
+        for _ in 0..max_queues.max(2) {
+            tx.push(
+                KBox::pin_init(new_spinlock!(TxRing::new(dev, TPD_DEFAULT)?), GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
+            tx_idx.push(TxIdx::new(TPD_DEFAULT), GFP_KERNEL)?;
+            tx_stats.push(QueueStats::default(), GFP_KERNEL)?;
+        }
+        for _ in 0..max_queues {
+            rx.push(
+                KBox::pin_init(new_spinlock!(RxRing::new(dev, RFD_DEFAULT)?), GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
+            rx_stats.push(QueueStats::default(), GFP_KERNEL)?;
+        }
+        let mut hw = Hw::new(nic, revision);
+        hw.hibernate = false;
+        let (tx_imt, rx_imt) = (hw.tx_imt, hw.rx_imt);
+        let link = KBox::pin_init(new_spinlock!(None), GFP_KERNEL)?;
+        let mac_stats = KBox::pin_init(new_spinlock!([0u64; MAC_STATS]), GFP_KERNEL)?;
+        let this = KBox::new(
+            Self {
+                bar,
+                pdev: dev,
+                dma: DmaDev::new(pdev),
+                nic,
+                device_id: pdev.device_id(),
+                max_queues,
+                queues: AtomicUsize::new(max_queues),
+                hw,
+                link,
+                rx_buf_len: AtomicU32::new(RX_BUF_MIN),
+                tx,
+                tx_idx,
+                rx,
+                rx_count: AtomicU16::new(RFD_DEFAULT),
+                tx_stats,
+                rx_stats,
+                rx_bad_rrd: AtomicU64::new(0),
+                mac_stats,
+                up: AtomicBool::new(false),
+                link_event: AtomicBool::new(false),
+                reset_pending: AtomicBool::new(false),
+                hw_errors: AtomicU64::new(0),
+                resets: AtomicU64::new(0),
+                gone: AtomicBool::new(false),
+                napi: netdev::NapiSet::new(),
+                rx_csum: AtomicBool::new(nic == NicType::Mt),
+                intr_mask: AtomicU32::new(Self::intr_mask_for(max_queues, max_queues)),
+                imr: AtomicU32::new(0),
+                tx_imt: AtomicU16::new(tx_imt),
+                rx_imt: AtomicU16::new(rx_imt),
+                moderation_lock: KBox::pin_init(new_spinlock!(()), GFP_KERNEL)?,
+                adaptive_rx: AtomicBool::new(false),
+                dim_rx_imt: AtomicU16::new(rx_imt),
+                msg_enable: AtomicU32::new(MSG_DEFAULT),
+                wol: AtomicU32::new(0),
+                advertising: AtomicU32::new(hw::link_mode::AUTONEG),
+            },
+            GFP_KERNEL,
+        )?;
+        Ok(KBox::into_pin(this))
+    }
+}
+
+impl Adapter<'_> {
+    /// The interrupts to unmask with `queues` channels on a chip of `max_queues` rings: tx
+    /// of rings `0..queues`, rx of every ring the card steers to (see [`Self::rx_rings_for`]).
+    fn intr_mask_for(queues: usize, max_queues: usize) -> u32 {
+        let mut m = regs::IMR_NORMAL_MASK;
+        for q in 0..queues.min(regs::ISR_TX_PKT.len()) {
+            m |= regs::ISR_TX_PKT[q];
+        }
+        for r in 0..Self::rx_rings_for(queues, max_queues).min(regs::ISR_RX_PKT.len()) {
+            m |= regs::ISR_RX_PKT[r];
+        }
+        m
+    }
+
+    /// The rx rings the card fills with `queues` channels: one, or all of them (the Mikrotik
+    /// card spreads rx by flow hash over its four rings in `MT_MODE_4Q` and has no
+    /// indirection table to leave one out). Channel `c` polls rings `c, c + queues, ...`.
+    fn rx_rings_for(queues: usize, max_queues: usize) -> usize {
+        if queues > 1 {
+            max_queues
+        } else {
+            1
+        }
+    }
+
+    /// The rx rings in use.
+    fn rx_rings(&self) -> usize {
+        Self::rx_rings_for(self.queues(), self.max_queues)
+    }
+
+    /// The channel that polls rx ring `ring`.
+    fn rx_channel(&self, ring: usize) -> usize {
+        ring.checked_rem(self.queues()).unwrap_or(0)
+    }
+
+    fn io(&self) -> Regs<'_> {
+        Regs(&self.bar)
+    }
+
+    /// Number of queue pairs the chip has.
+    pub(crate) fn max_queues(&self) -> usize {
+        self.max_queues
+    }
+
+    /// Queue pairs in use.
+    fn queues(&self) -> usize {
+        self.queues.load(Ordering::Acquire)
+    }
+
+    /// Features to offer for this chip.
+    pub(crate) fn features(&self) -> u64 {
+        let mut f = features::SG | features::HW_CSUM | features::TSO | features::TSO6;
+        if self.nic == NicType::Mt {
+            f |= features::RXCSUM;
+        }
+        f
+    }
+
+    /// Largest MTU: 9500 on Mikrotik, 6 KiB frames on the gigabit chips, 1500 otherwise.
+    pub(crate) fn max_mtu(&self) -> u32 {
+        match self.nic {
+            NicType::Mt => 9500,
+            NicType::L1c | NicType::L1d | NicType::L1d2 => 6 * 1024 - (14 + 4 + 4),
+            _ => 1500,
+        }
+    }
+
+    /// Probe-time hardware setup: PCIe quirks, PHY and MAC reset, PHY init; returns the
+    /// station address the card holds, if valid.
+    pub(crate) fn probe_hw(&self) -> Result<Option<[u8; 6]>> {
+        let io = self.io();
+        // Until the first link up the PHY may hibernate: slow MDIO clock (L1D2/L2CB2).
+        let mut hw = self.hw.clone();
+        hw.hibernate = true;
+        hw.reset_pcie(&io, true);
+        hw.phy_reset(&io).map_err(|_| EIO)?;
+        hw.reset_mac(&io).map_err(|_| EIO)?;
+        hw.phy_init(&io).map_err(|_| EIO)?;
+        Ok(hw.read_mac_addr(&io))
+    }
+
+    /// Masks every interrupt (unbind).
+    pub(crate) fn quiesce(&self) {
+        self.imr.store(0, Ordering::Release);
+        self.io().write(regs::IMR(0));
+    }
+
+    /// Whether the card is gone: once a read returned all-ones where the card cannot (here
+    /// `MASTER_CTRL`, whose reserved bits read 0), for good. The first time, the task is
+    /// scheduled to take the interface down.
+    fn card_gone(&self) -> bool {
+        if self.gone.load(Ordering::Relaxed) {
+            return true;
+        }
+        if !hw::all_ones(self.io().read::<regs::MASTER_CTRL>().raw()) {
+            return false;
+        }
+        if !self.gone.swap(true, Ordering::AcqRel) {
+            self.napi.schedule_task();
+        }
+        true
+    }
+
+    /// The NAPI instances of the queues in use: rx `0..queues`, tx `max_queues + q`.
+    fn active_napis(&self) -> impl Iterator<Item = usize> {
+        let n = self.queues();
+        Iterator::chain(0..n, self.max_queues..self.max_queues + n)
+    }
+
+    fn read16(&self, off: usize) -> u16 {
+        let v = self.io().read32(off & !3);
+        // CAST: one half of the dword.
+        (v >> ((off & 2) * 8)) as u16
+    }
+
+    /// Programs rings, interrupt moderation, MTU, queues and DMA (`atl1c_configure_mac`).
+    fn configure(&self, mtu: u32) -> Result {
+        let io = self.io();
+        let hw = &self.hw;
+        if self.nic == NicType::Mt {
+            io.modify(|r: regs::MT_MODE| r.with_bit(regs::MT_MODE::Q4, self.rx_rings() > 1));
+        }
+        io.modify(|r: regs::MASTER_CTRL| {
+            r.with_bit(regs::MASTER_CTRL::TX_ITIMER_EN, false)
+                .with_bit(regs::MASTER_CTRL::RX_ITIMER_EN, false)
+                .with_bit(regs::MASTER_CTRL::INT_RDCLR, false)
+        });
+        io.write(regs::ISR(u32::MAX));
+        io.write(regs::WOL_CTRL(0));
+        io.write(regs::CLK_GATING_CTRL(0));
+        io.write(regs::INT_RETRIG_TIMER(u32::from(hw.ict)));
+        // Rings: every ring shares the high 32 bits; the DMA mask keeps them at 0.
+        io.write(regs::TX_BASE_ADDR_HI(0));
+        for (q, lock) in self.tx.iter().enumerate() {
+            let t = lock.lock();
+            // CAST: the 32-bit DMA mask guarantees the address fits.
+            io.write32(queue::TPD_ADDR_LO[q], t.dma_handle() as u32);
+        }
+        let tpds = self.tx_idx.first().map_or(TPD_DEFAULT, TxIdx::count);
+        io.write(regs::TPD_RING_SIZE(u32::from(tpds)));
+        io.write(regs::RX_BASE_ADDR_HI(0));
+        for (q, lock) in self.rx.iter().enumerate() {
+            let r = lock.lock();
+            // CAST: as above.
+            let (rfd, rrd) = r.dma_handles();
+            io.write32(queue::RFD_HEAD_ADDR_LO[q], rfd as u32);
+            io.write32(queue::RRD_HEAD_ADDR_LO[q], rrd as u32);
+        }
+        let rfds = self.rx_count.load(Ordering::Acquire);
+        io.write(regs::RFD_RING_SIZE(u32::from(rfds)));
+        io.write(regs::RX_BUF_SIZE(self.rx_buf_len.load(Ordering::Relaxed)));
+        io.write(regs::RRD_RING_SIZE(u32::from(rfds)));
+        io.write(regs::LOAD_PTR(1));
+        // The timers and their enables as ethtool -C / DIM last set them.
+        self.apply_moderation();
+        io.modify(|r: regs::MASTER_CTRL| r.with_bit(regs::MASTER_CTRL::SA_TIMER_EN, true));
+        io.write(regs::SMB_STAT_TIMER(hw.smb_timer));
+        io.write(regs::MTU(mtu + ETH_HLEN + 4 + 4));
+        io.write(regs::TX_TSO_OFFLOAD_THRESH((7 * 1024) >> 3));
+        let txq = regs::TXQ_CTRL::default()
+            .with_field(regs::TXQ_CTRL::NUM_TPD_BURST, hw.tpd_burst)
+            .with_bit(regs::TXQ_CTRL::ENH_MODE, true)
+            .with_bit(regs::TXQ_CTRL::LS_8023_EN, true)
+            .with_bit(regs::TXQ_CTRL::IP_OPTION_EN, true)
+            .with_field(
+                regs::TXQ_CTRL::TXF_BURST_NUM,
+                if matches!(self.nic, NicType::L2cB | NicType::L2cB2) {
+                    0x40
+                } else {
+                    0x200
+                },
+            );
+        io.write(txq);
+        io.write(regs::RXQ_CTRL::default().with_field(regs::RXQ_CTRL::RFD_BURST_NUM, hw.rfd_burst));
+        io.write(
+            regs::DMA_CTRL::default()
+                .with_field(regs::DMA_CTRL::RORDER_MODE, 4)
+                .with_bit(regs::DMA_CTRL::RREQ_PRI_DATA, true)
+                .with_field(regs::DMA_CTRL::RREQ_BLEN, hw.dmar_block)
+                .with_field(regs::DMA_CTRL::WDLY_CNT, 4)
+                .with_field(regs::DMA_CTRL::RDLY_CNT, 15),
+        );
+        Ok(())
+    }
+
+    /// Stops the interface: transmit, interrupts, NAPI, the MAC, the rings. Idempotent: after
+    /// an open that failed (a reset on a wedged card), NAPI is already disabled and the rings
+    /// are empty, and only what is still to do is done.
+    fn down(&self, dev: NetDev) {
+        let io = self.io();
+        if self.up.swap(false, Ordering::AcqRel) {
+            // Waits for a transmit in progress on another CPU.
+            dev.tx_disable();
+            self.imr.store(0, Ordering::Release);
+            io.write(regs::IMR(0));
+            io.write(regs::ISR(regs::ISR::DIS_INT.mask()));
+            io.flush();
+            for i in self.active_napis() {
+                self.napi.disable(i);
+            }
+            self.napi.dim_cancel();
+        }
+        // No NAPI instance stays listed while stopped (NapiSet: threaded NAPI waits for every
+        // listed instance to go idle); all are disabled by now.
+        let _ = self.napi.set_queues(0);
+        if !self.gone.load(Ordering::Relaxed) {
+            let _ = self.hw.reset_mac(&io);
+        }
+        dev.carrier_off();
+        netdev::bh_disabled(|| {
+            *self.link.lock() = None;
+            for q in 0..self.tx.len() {
+                self.tx_clean_ring(dev, q);
+            }
+            for q in 0..self.rx.len() {
+                self.rx_count_unpolled(q);
+                self.rx_clean_ring(q);
+            }
+        });
+    }
+
+    /// Brings the interface up: MAC reset and configuration, rings, link, NAPI, interrupts.
+    /// On failure nothing is left running: the MAC reset, the rings emptied.
+    fn open_hw(&self, dev: NetDev) -> Result {
+        let r = self.open_inner(dev);
+        if r.is_err() {
+            self.down(dev);
+        }
+        r
+    }
+
+    fn open_inner(&self, dev: NetDev) -> Result {
+        dev.carrier_off();
+        let mtu = dev.mtu();
+        let buf_len = if mtu > 1500 {
+            (mtu + ETH_HLEN + 4 + 4).next_multiple_of(8)
+        } else {
+            RX_BUF_MIN
+        };
+        self.rx_buf_len.store(buf_len, Ordering::Relaxed);
+        netdev::bh_disabled(|| *self.link.lock() = None);
+        let io = self.io();
+        if self.gone.load(Ordering::Relaxed) {
+            return Err(ENODEV);
+        }
+        self.hw.reset_mac(&io).map_err(|e| match e {
+            HwError::Gone => ENODEV,
+            _ => EIO,
+        })?;
+        self.hw.set_mac_addr(&io, dev.mac());
+        netdev::NetDevOps::set_rx_mode(self, dev);
+        // Ring and link locks are shared with NAPI and xmit: take them with softirqs off.
+        netdev::bh_disabled(|| -> Result {
+            for q in 0..self.tx.len() {
+                self.tx_clean_ring(dev, q);
+            }
+            for q in 0..self.rx.len() {
+                self.rx_clean_ring(q);
+            }
+            self.configure(mtu)?;
+            for q in 0..self.rx_rings() {
+                // A short ring is refilled by NAPI; one without a single buffer cannot start.
+                if !self.rx_fill(dev, None, q, buf_len)? && self.rx_posted(q) == 0 {
+                    return Err(ENOMEM);
+                }
+            }
+            // Link first: MDIO belongs to open until NAPI is enabled.
+            self.check_link(dev);
+            Ok(())
+        })?;
+        self.napi.set_queues(self.queues())?;
+        self.up.store(true, Ordering::Release);
+        for i in self.active_napis() {
+            self.napi.enable(i);
+        }
+        if self.adaptive_rx.load(Ordering::Relaxed) {
+            self.napi.dim_restart();
+        }
+        io.write(regs::ISR(0x7fff_ffff));
+        self.imr.store(
+            self.intr_mask.load(Ordering::Relaxed) | IMR_LIVE,
+            Ordering::Release,
+        );
+        self.imr_sync();
+        io.flush();
+        dev.wake_queues();
+        Ok(())
+    }
+}
+
+impl netdev::NetDevOps for Adapter<'_> {
+    // The TPD's MSS field has 13 bits: at MTU 9000 a TCP segment (8948) does not fit, and the
+    // stack segments such skbs itself (the C driver masks the MSS and sends runts instead).
+    const MAX_GSO_SIZE: u32 = ring::TSO_MSS_MAX;
+
+    fn open(&self, dev: NetDev) -> Result {
+        self.open_hw(dev)
+    }
+
+    fn stop(&self, dev: NetDev) {
+        self.down(dev);
+        // A reset whose open failed left the device detached: `ip link set up` retries.
+        if !dev.present() && !self.gone.load(Ordering::Relaxed) {
+            dev.attach();
+        }
+    }
+
+    fn start_xmit(&self, dev: NetDev, skb: SkBuff, more: bool) {
+        self.tx_frame(dev, skb, more);
+    }
+
+    fn get_stats64(&self, _dev: NetDev, s: &mut Stats64) {
+        for q in &self.tx_stats {
+            s.tx_packets += q.packets.load(Ordering::Relaxed);
+            s.tx_bytes += q.bytes.load(Ordering::Relaxed);
+            s.tx_dropped += q.dropped.load(Ordering::Relaxed);
+            s.tx_errors += q.errors.load(Ordering::Relaxed);
+        }
+        for q in &self.rx_stats {
+            s.rx_packets += q.packets.load(Ordering::Relaxed);
+            s.rx_bytes += q.bytes.load(Ordering::Relaxed);
+            s.rx_dropped += q.dropped.load(Ordering::Relaxed);
+            s.rx_errors += q.errors.load(Ordering::Relaxed);
+        }
+        s.rx_errors += self.rx_bad_rrd.load(Ordering::Relaxed);
+        // What only the MAC sees: frames it dropped for lack of an RFD or FIFO space.
+        // The counters clear on read, so every read is accumulated under the lock. Only these
+        // two are read here (`ip -s link`, /proc/net/dev), not all 49 (ethtool -S reads them).
+        let acc = self.mac_counters_of(&[RX_RRD_OV, RX_RXF_OV]);
+        s.rx_dropped += acc[RX_RRD_OV];
+        s.rx_fifo_errors += acc[RX_RXF_OV];
+    }
+
+    fn set_rx_mode(&self, dev: NetDev) {
+        // Called under the address-list spinlock: no sleeping, so no ctrl mutex.
+        let (promisc, allmulti) = dev.rx_flags();
+        let mut list = [[0u8; 6]; 64];
+        let (n, all) = match dev.mc_list(&mut list) {
+            Some(n) => (n, allmulti),
+            None => (0, true),
+        };
+        self.hw
+            .set_rx_mode(&self.io(), promisc, all, list[..n].iter());
+    }
+
+    fn set_mac(&self, _dev: NetDev, mac: [u8; 6]) {
+        self.hw.set_mac_addr(&self.io(), mac);
+    }
+
+    fn change_mtu(&self, dev: NetDev, mtu: u32) -> Result {
+        if mtu > self.max_mtu() {
+            return Err(EINVAL);
+        }
+        self.with_down(dev, || {
+            dev.set_mtu(mtu);
+            Ok::<(), Error>(())
+        })?;
+        // TSO depends on the MTU on the gigabit chips (fix_features).
+        dev.update_features();
+        Ok(())
+    }
+
+    fn tx_timeout(&self, _dev: NetDev, queue: u32) {
+        // Atomic context: the reset runs in the task.
+        pr_warn!("tx queue {} timed out, resetting\n", queue);
+        if let Some(s) = self.tx_stats.get(queue as usize) {
+            s.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.reset_pending.store(true, Ordering::Release);
+        self.napi.schedule_task();
+    }
+
+    fn task(&self, dev: NetDev) {
+        self.link_task(dev);
+    }
+
+    fn poll(&self, dev: NetDev, napi: Napi, index: usize, budget: i32) -> i32 {
+        self.napi_poll(dev, &napi, index, budget)
+    }
+
+    fn napi_set(&self) -> &netdev::NapiSet {
+        &self.napi
+    }
+
+    fn fix_features(&self, dev: NetDev, features: u64) -> u64 {
+        // atl1c_fix_features: the gigabit chips cannot segment frames above 7 KiB.
+        if self.nic != NicType::Mt && dev.mtu() > MAX_TSO_FRAME_SIZE {
+            return features & !(features::TSO | features::TSO6);
+        }
+        features
+    }
+
+    fn set_features(&self, _dev: NetDev, features: u64) -> Result {
+        // Tx offloads are per frame (the stack stops asking for them); rx checksumming
+        // decides whether the Mikrotik NIC's verdict is used.
+        self.rx_csum
+            .store(features & features::RXCSUM != 0, Ordering::Relaxed);
+        Ok(())
+    }
+}

@@ -15,6 +15,10 @@ use super::{
 use crate::{
     netdev::{
         self,
+        msg,
+        netdev_err,
+        netdev_info,
+        netdev_warn,
         NetDev, //
     },
     regs,
@@ -29,7 +33,9 @@ impl Adapter<'_> {
         if !up {
             if dev.carrier_ok() {
                 dev.carrier_off();
-                pr_info!("link down\n");
+                if self.msg(msg::LINK) {
+                    netdev_info!(dev, "NIC Link is Down\n");
+                }
             }
             *cur = None;
             return;
@@ -42,11 +48,18 @@ impl Adapter<'_> {
             self.hw.set_aspm(&io, link.speed);
             let _ = self.hw.post_link_change(&io, link.speed);
             self.hw.start_mac(&io, link);
-            pr_info!(
-                "link up <{} Mbps {} duplex>\n",
-                link.speed,
-                if link.full_duplex { "full" } else { "half" }
-            );
+            if self.msg(msg::LINK) {
+                netdev_info!(
+                    dev,
+                    "NIC Link is Up<{} Mbps {}>\n",
+                    link.speed,
+                    if link.full_duplex {
+                        "Full Duplex"
+                    } else {
+                        "Half Duplex"
+                    }
+                );
+            }
         }
         if !dev.carrier_ok() {
             dev.carrier_on();
@@ -124,17 +137,25 @@ impl Adapter<'_> {
             // Surprise removal: the stack is kept out and the rings are released; nothing is
             // asked of the card again. `ip link set down` and rmmod complete at once.
             if dev.present() {
-                pr_err!("the card is gone (registers read all-ones); the interface stays down\n");
+                netdev_err!(
+                    dev,
+                    "the card is gone (registers read all-ones); the interface stays down\n"
+                );
                 dev.detach();
                 self.down(dev);
             }
             return;
         }
         if self.reset_pending.swap(false, Ordering::AcqRel) {
-            pr_warn!("resetting the MAC and the rings\n");
+            if self.msg(msg::HW) {
+                netdev_warn!(dev, "resetting the MAC and the rings\n");
+            }
             self.resets.fetch_add(1, Ordering::Relaxed);
             if self.restart(dev, || {}).is_err() {
-                pr_err!("reset failed; the interface stays down until set down and up again\n");
+                netdev_err!(
+                    dev,
+                    "reset failed; the interface stays down until set down and up again\n"
+                );
             }
             return;
         }
@@ -152,9 +173,11 @@ impl Adapter<'_> {
             // Link down (atl1c_check_link_status): carrier off at once, then reset the MAC
             // and the rings; open leaves the MAC stopped until the link returns.
             dev.carrier_off();
-            pr_info!("link down\n");
+            if self.msg(msg::LINK) {
+                netdev_info!(dev, "NIC Link is Down\n");
+            }
             if self.restart(dev, || {}).is_err() {
-                pr_err!("ring reset after link down failed\n");
+                netdev_err!(dev, "ring reset after link down failed\n");
             }
         } else {
             netdev::bh_disabled(|| self.check_link(dev));

@@ -47,6 +47,8 @@ use crate::{
     },
     netdev::{
         self,
+        msg,
+        netdev_warn,
         DmaDev,
         Napi,
         NetDev,
@@ -219,7 +221,7 @@ pub(crate) struct Adapter<'a> {
 }
 
 /// `NETIF_MSG_DRV | NETIF_MSG_PROBE | NETIF_MSG_LINK`, the C driver's default.
-const MSG_DEFAULT: u32 = 0x1 | 0x2 | 0x4;
+const MSG_DEFAULT: u32 = msg::DRV | msg::PROBE | msg::LINK;
 
 impl<'a> Adapter<'a> {
     /// Allocates the rings for `nic` on `pdev`.
@@ -344,6 +346,11 @@ impl Adapter<'_> {
     /// Number of queue pairs the chip has.
     pub(crate) fn max_queues(&self) -> usize {
         self.max_queues
+    }
+
+    /// Whether `ethtool -s DEV msglvl` has messages of `class` (`msg::*`) on.
+    fn msg(&self, class: u32) -> bool {
+        self.msg_enable.load(Ordering::Relaxed) & class != 0
     }
 
     /// Queue pairs in use.
@@ -664,9 +671,11 @@ impl netdev::NetDevOps for Adapter<'_> {
         Ok(())
     }
 
-    fn tx_timeout(&self, _dev: NetDev, queue: u32) {
+    fn tx_timeout(&self, dev: NetDev, queue: u32) {
         // Atomic context: the reset runs in the task.
-        pr_warn!("tx queue {} timed out, resetting\n", queue);
+        if self.msg(msg::TX_ERR) {
+            netdev_warn!(dev, "tx queue {} timed out, resetting\n", queue);
+        }
         if let Some(s) = self.tx_stats.get(queue as usize) {
             s.errors.fetch_add(1, Ordering::Relaxed);
         }

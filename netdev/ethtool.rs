@@ -832,7 +832,11 @@ impl<T: EthtoolOps> EthVtable<T> {
         match t.set_channels(d, combined) {
             Ok(()) => 0,
             Err(e) => {
-                pr_info!("ethtool -L: {}\n", e.msg.to_str().unwrap_or(""));
+                // set_channels has no extack: the reason goes to the log, with the device.
+                d.printk(
+                    super::Level::Info,
+                    format_args!("ethtool -L: {}\n", e.msg.to_str().unwrap_or("")),
+                );
                 e.err.to_errno()
             }
         }

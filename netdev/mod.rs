@@ -51,6 +51,32 @@ mod net;
 pub(crate) use ethtool::*;
 pub(crate) use net::*;
 
+/// `netdev_err!(dev, "fmt", args...)`: logs at `KERN_ERR` with the device's names in front
+/// ([`NetDev::printk`]), as the C macro of that name.
+macro_rules! netdev_err {
+    ($dev:expr, $($f:tt)*) => {
+        $dev.printk($crate::netdev::Level::Err, ::core::format_args!($($f)*))
+    };
+}
+
+/// `netdev_warn!(dev, "fmt", args...)`: as [`netdev_err!`], at `KERN_WARNING`.
+macro_rules! netdev_warn {
+    ($dev:expr, $($f:tt)*) => {
+        $dev.printk($crate::netdev::Level::Warn, ::core::format_args!($($f)*))
+    };
+}
+
+/// `netdev_info!(dev, "fmt", args...)`: as [`netdev_err!`], at `KERN_INFO`.
+macro_rules! netdev_info {
+    ($dev:expr, $($f:tt)*) => {
+        $dev.printk($crate::netdev::Level::Info, ::core::format_args!($($f)*))
+    };
+}
+
+pub(crate) use netdev_err;
+pub(crate) use netdev_info;
+pub(crate) use netdev_warn;
+
 /// Restricts the device's streaming and coherent DMA to 32-bit addresses.
 ///
 /// The atl1c family shares one register for the high 32 bits of every ring

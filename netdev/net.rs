@@ -5,6 +5,7 @@
 
 use core::{
     ffi::c_void,
+    fmt,
     marker::PhantomData,
     ptr::NonNull, //
 };
@@ -295,9 +296,49 @@ pub(crate) fn unmap_rx(dev: &DmaDev, addr: DmaAddr, len: u32, used: u32) {
 #[derive(Clone, Copy)]
 pub(crate) struct NetDev(NonNull<nb::net_device>);
 
+/// A kernel log level for [`NetDev::printk`].
+#[derive(Clone, Copy)]
+pub(crate) enum Level {
+    Err,
+    Warn,
+    Info,
+}
+
+/// The `NETIF_MSG_*` classes of `msg_enable` (`ethtool -s DEV msglvl`), as bits.
+pub(crate) mod msg {
+    use super::nb;
+
+    pub(crate) const DRV: u32 = 1 << nb::NETIF_MSG_DRV_BIT;
+    pub(crate) const PROBE: u32 = 1 << nb::NETIF_MSG_PROBE_BIT;
+    pub(crate) const LINK: u32 = 1 << nb::NETIF_MSG_LINK_BIT;
+    pub(crate) const TX_ERR: u32 = 1 << nb::NETIF_MSG_TX_ERR_BIT;
+    pub(crate) const HW: u32 = 1 << nb::NETIF_MSG_HW_BIT;
+}
+
 impl NetDev {
     fn raw(&self) -> *mut nb::net_device {
         self.0.as_ptr()
+    }
+
+    /// Logs `args` at `level` with the driver, bus device and interface name in front
+    /// (`netdev_printk`, as netdev_err/netdev_warn/netdev_info); see [`netdev_info!`].
+    pub(crate) fn printk(&self, level: Level, args: fmt::Arguments<'_>) {
+        let klevel: &[u8] = match level {
+            Level::Err => kb::KERN_ERR,
+            Level::Warn => kb::KERN_WARNING,
+            Level::Info => kb::KERN_INFO,
+        };
+        // SAFETY: valid net_device (type invariant); `klevel` is one of the kernel's
+        // NUL-terminated `KERN_*` strings; the "%pA" format takes a pointer to
+        // `fmt::Arguments`, which the last argument is, alive for the whole call.
+        unsafe {
+            nb::netdev_printk(
+                klevel.as_ptr().cast(),
+                self.raw(),
+                c"%pA".as_char_ptr(),
+                core::ptr::from_ref(&args).cast::<c_void>(),
+            )
+        };
     }
 
     /// Carrier on.

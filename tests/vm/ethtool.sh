@@ -386,6 +386,33 @@ msglevel_wol() {
 	ethtool -s eth0 wol d
 }
 
+# The link messages name the device ("atl1c_rs 0000:00:05.0 eth0: ...", netdev_info) and
+# follow msglvl: a cable pull and return logs "NIC Link is Down" and "NIC Link is Up<...>"
+# with the link class on (the default), nothing with it off.
+link_lines() { dmesg | grep -cE "^\[ *[0-9.]+\] atl1c_rs [0-9a-f:.]+ eth0: NIC Link is (Down|Up<[0-9]+ Mbps (Full|Half) Duplex>)$"; }
+flap() {
+	sim_control "link down"
+	link_down || return 1
+	sim_control "link up"
+	link_up
+}
+msglevel_link() {
+	local n0 n1 n2
+	ethtool eth0 | grep -q "Current message level: 0x00000007" || return 1
+	n0=$(link_lines)
+	flap || return 1
+	n1=$(link_lines)
+	echo "= link lines: $n0 before, $n1 after a flap at msglvl 0x7"
+	[ "$n1" -ge $((n0 + 2)) ] || { dmesg | tail -5; return 1; }
+	ethtool -s eth0 msglvl 0x3 || return 1
+	flap || return 1
+	n2=$(link_lines)
+	echo "= $n2 after a flap at msglvl 0x3 (no link class)"
+	ethtool -s eth0 msglvl 0x7
+	[ "$n2" -eq "$n1" ] || return 1
+	ping_peer
+}
+
 # Per-queue statistics over the netdev netlink family (what `ynl --family netdev --dump
 # qstats-get` shows), read with a minimal generic-netlink client: the queues in use add up
 # to the interface's totals.
@@ -485,6 +512,7 @@ check "ethtool -d: the C driver's dump layout" regs_dump
 check "ethtool -e: the EEPROM (AR8151 model), none on Mikrotik" eeprom
 check "ethtool -s/-r: link settings" link_settings
 check "ethtool -k/-K: offload toggles" features
+check "link messages name the device and follow msglvl" msglevel_link
 check "msglvl and wol round-trip" msglevel_wol
 check "model saw no protocol error" protocol_clean
 check "kernel log: no warning, oops or lockdep report" kernel_log_clean

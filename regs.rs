@@ -707,6 +707,18 @@ pub(crate) const ISR_TX_PKT: [u32; 4] = [1 << 15, 1 << 28, 1 << 29, 1 << 30];
 /// `ISR_RX_PKT_n`: rx interrupt per queue.
 pub(crate) const ISR_RX_PKT: [u32; 4] = [1 << 16, 1 << 17, 1 << 18, 1 << 19];
 
+/// Every rx and tx completion cause (`ISR_RX_PKT` and `ISR_TX_PKT` of all queues): what a
+/// driver's NAPI instances handle.
+pub(crate) const ISR_PKT: u32 = {
+    let mut m = 0;
+    let mut i = 0;
+    while i < ISR_RX_PKT.len() && i < ISR_TX_PKT.len() {
+        m |= ISR_RX_PKT[i] | ISR_TX_PKT[i];
+        i += 1;
+    }
+    m
+};
+
 /// `IMR_NORMAL_MASK`: what the driver always keeps unmasked.
 pub(crate) const IMR_NORMAL_MASK: u32 = ISR::MANUAL.mask()
     | ISR::HW_RXF_OV.mask()
@@ -975,6 +987,7 @@ mod tests {
         assert_eq!(ISR_OVER, 0x0000_01f8);
         assert_eq!(ISR::TX_PKT_0.mask(), ISR_TX_PKT[0]);
         assert_eq!(ISR::RX_PKT_3.mask(), ISR_RX_PKT[3]);
+        assert_eq!(ISR_PKT, 0x700f_8000);
         assert_eq!(MacSpeed::from_field(3), None);
     }
 

@@ -24,16 +24,6 @@ use crate::{
 
 /// In the IMR shadow, at ISR_DIS_INT's position (no interrupt cause): the interface is up.
 pub(super) const IMR_LIVE: u32 = 1 << 31;
-/// Every rx and tx completion cause: what the NAPI instances handle.
-const ISR_NAPI: u32 = {
-    let mut m = 0;
-    let mut i = 0;
-    while i < regs::ISR_RX_PKT.len() && i < regs::ISR_TX_PKT.len() {
-        m |= regs::ISR_RX_PKT[i] | regs::ISR_TX_PKT[i];
-        i += 1;
-    }
-    m
-};
 /// The error interrupts that need a MAC reset (`ISR_ERROR` without `PHY_LINKDOWN`, which the
 /// link task handles).
 const ISR_RESET: u32 = regs::ISR_ERROR & !regs::ISR::PHY_LINKDOWN.mask();
@@ -53,9 +43,9 @@ impl Adapter<'_> {
         }
     }
 
-    /// Masks `bits` (causes whose NAPI instance is being scheduled).
-    fn imr_mask(&self, bits: u32) {
-        let f = |v: u32| (v & bits != 0).then_some(v & !bits);
+    /// Applies `f` to the IMR shadow and, if that changed it, writes it to the card. `f` sees
+    /// the shadow (with [`IMR_LIVE`]) and returns the new value, or `None` to leave it.
+    fn imr_update(&self, f: impl FnMut(u32) -> Option<u32>) {
         if self
             .imr
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, f)
@@ -65,16 +55,14 @@ impl Adapter<'_> {
         }
     }
 
+    /// Masks `bits` (causes whose NAPI instance is being scheduled).
+    fn imr_mask(&self, bits: u32) {
+        self.imr_update(|v| (v & bits != 0).then_some(v & !bits));
+    }
+
     /// Unmasks `bits` (a NAPI instance completed), unless the interface went down.
     fn imr_unmask(&self, bits: u32) {
-        let f = |v: u32| (v & IMR_LIVE != 0 && v & bits != bits).then_some(v | bits);
-        if self
-            .imr
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, f)
-            .is_ok()
-        {
-            self.imr_sync();
-        }
+        self.imr_update(|v| (v & IMR_LIVE != 0 && v & bits != bits).then_some(v | bits));
     }
 
     /// The rx causes of the rings channel `ch` polls.
@@ -172,7 +160,7 @@ impl netdev::IrqHandler for Adapter<'_> {
             }
             // No rx or tx interrupt while the instance it schedules runs: its completion
             // unmasks them (one interrupt per NAPI cycle, not per moderation period).
-            self.imr_mask(status & ISR_NAPI);
+            self.imr_mask(status & regs::ISR_PKT);
             for r in 0..self.rx_rings().min(regs::ISR_RX_PKT.len()) {
                 if status & regs::ISR_RX_PKT[r] != 0 {
                     if let Some(n) = self.napi.get(self.rx_channel(r)) {

@@ -927,15 +927,20 @@ impl<T: NetDevOps> Vtable<T> {
     ///
     /// # Safety
     ///
-    /// `dev` must be a net_device created by `Registration<T>`, still registered.
+    /// `dev` must be a net_device created by `Registration<T>`, still registered, and the
+    /// returned reference and handle must not be used beyond the callback `dev` came with
+    /// (the registration, and with it the `T`, lives at least that long).
     pub(super) unsafe fn driver<'a>(dev: *mut nb::net_device) -> (&'a T, NetDev) {
-        // SAFETY: per the function's safety requirement the private area is our `Priv`,
-        // whose `driver` points to a live `T` for as long as the device is registered.
-        let p = unsafe { &*nb::netdev_priv(dev).cast::<Priv>() };
-        // SAFETY: as above.
+        // SAFETY: a registered net_device (the function's requirement) is not null.
+        let nd = unsafe { NonNull::new_unchecked(dev) };
+        // SAFETY: the device was created by `Registration<T>`, so its private area is our
+        // `Priv`, initialised before registration and not written while registered.
+        let p = unsafe { &*nb::netdev_priv(nd.as_ptr()).cast::<Priv>() };
+        // SAFETY: `Priv::driver` points to the `T` of that registration, which outlives the
+        // registration, and so the callback (the function's requirement).
         let t = unsafe { &*p.driver.cast::<T>() };
-        // INVARIANT: a registered net_device (non-null: the core passes a valid one).
-        (t, NetDev(NonNull::new(dev).unwrap_or(NonNull::dangling())))
+        // INVARIANT: a registered net_device, used within its callback.
+        (t, NetDev(nd))
     }
 
     /// `open` trampoline.

@@ -138,7 +138,18 @@ impl Adapter<'_> {
         let Some(lock) = self.rx.get(q) else {
             return Err(EINVAL);
         };
-        let mut r = lock.lock();
+        self.fill_ring(&mut lock.lock(), dev, napi, q, buf_len)
+    }
+
+    /// [`Self::rx_fill`] on ring `q`, already locked.
+    fn fill_ring(
+        &self,
+        r: &mut RxRing,
+        dev: NetDev,
+        napi: Option<&Napi>,
+        q: usize,
+        buf_len: u32,
+    ) -> Result<bool> {
         let ring = r.ring;
         let mut filled = false;
         r.refill_failed = false;
@@ -277,13 +288,15 @@ impl Adapter<'_> {
         let mt = self.nic == NicType::Mt;
         let csum = self.rx_csum.load(Ordering::Relaxed);
         let mut done = 0;
-        let mut short = false;
         // Counted per poll, not per frame: one atomic add each at the end.
         let (mut packets, mut bytes, mut csum_ok) = (0u64, 0u64, 0u64);
+        // NAPI is the ring's only user while the interface runs (open, stop and resize disable
+        // it first): the lock is taken once per poll, not per frame.
+        let mut r = lock.lock();
+        let short = r.refill_failed;
+        let ring = r.ring;
+        let count = ring.count();
         while done < budget {
-            let mut r = lock.lock();
-            short = r.refill_failed;
-            let ring = r.ring;
             let ri = usize::from(r.rrd_next_to_clean);
             if !r.rrd_ready(ri).unwrap_or(false) {
                 break;
@@ -300,8 +313,6 @@ impl Adapter<'_> {
             let expected = r.rfd_next_to_clean;
             r.rfd_next_to_clean = ring.next(expected);
             let buf = r.bufs.get_mut(usize::from(expected)).and_then(Option::take);
-            drop(r);
-            let count = ring.count();
             done += 1;
             let Some(buf) = buf else {
                 self.rx_bad_rrd.fetch_add(1, Ordering::Relaxed);
@@ -350,7 +361,11 @@ impl Adapter<'_> {
         // A ring left short by an allocation failure is refilled even without a frame: the
         // card may have no buffer left to raise an interrupt with. While it stays short, NAPI
         // stays scheduled (the whole budget reported as done) and retries, as ixgbe does.
-        if (done > 0 || short) && !self.rx_fill(dev, Some(napi), q, buf_len).unwrap_or(true) {
+        if (done > 0 || short)
+            && !self
+                .fill_ring(&mut r, dev, Some(napi), q, buf_len)
+                .unwrap_or(true)
+        {
             return budget;
         }
         done

@@ -28,7 +28,7 @@ use crate::{
     netdev::{
         self,
         Dir,
-        DmaAddr,
+        DmaMap,
         DropReason,
         Napi,
         NetDev,
@@ -44,9 +44,10 @@ use crate::{
     },
 };
 
+/// A receive buffer the card may write: the skb and its mapping.
 struct RxBuf {
     skb: SkBuff,
-    dma: DmaAddr,
+    map: DmaMap,
 }
 
 /// One rx queue: RFD ring (free buffers), RRD ring (returned frames) and the buffers.
@@ -167,17 +168,20 @@ impl Adapter<'_> {
                 r.refill_failed = true;
                 break;
             };
-            let dma = match skb.map_head(&self.dma, 0, buf_len, Dir::FromDevice) {
-                Ok(a) => a,
+            let map = match skb.map_head(&self.dma, 0, buf_len, Dir::FromDevice) {
+                Ok(m) => m,
                 Err(_) => {
                     skb.drop_reason(DropReason::NoMem);
                     r.refill_failed = true;
                     break;
                 }
             };
-            dma_write!(r.rfd, [try: i], ring::Rfd { buffer_addr: dma }.to_bytes());
+            let rfd = ring::Rfd {
+                buffer_addr: map.addr(),
+            };
+            dma_write!(r.rfd, [try: i], rfd.to_bytes());
             if let Some(slot) = r.bufs.get_mut(i) {
-                *slot = Some(RxBuf { skb, dma });
+                *slot = Some(RxBuf { skb, map });
             }
             r.rfd_next_to_use = next;
             filled = true;
@@ -231,10 +235,9 @@ impl Adapter<'_> {
             return;
         };
         let mut r = lock.lock();
-        let len = self.rx_buf_len();
         for slot in r.bufs.iter_mut() {
             if let Some(b) = slot.take() {
-                netdev::unmap(&self.dma, b.dma, len, Dir::FromDevice, false);
+                b.map.unmap(&self.dma);
                 b.skb.drop_reason(DropReason::DevReady);
             }
         }
@@ -324,7 +327,7 @@ impl Adapter<'_> {
             let used = checked
                 .map(|f| u32::from(f.len) + u32::from(ring::ETH_FCS_LEN))
                 .unwrap_or(0);
-            netdev::unmap_rx(&self.dma, buf.dma, buf_len, used);
+            buf.map.unmap_rx(&self.dma, used);
             match checked {
                 Ok(f) => {
                     let mut skb = buf.skb;

@@ -25,9 +25,8 @@ use super::Adapter;
 use crate::{
     hw::RegIo,
     netdev::{
-        self,
         Dir,
-        DmaAddr,
+        DmaMap,
         DropReason,
         NetDev,
         SkBuff,
@@ -49,11 +48,10 @@ const MAX_TPD_PER_SKB: u32 = 17 + 3;
 const TX_STOP: u32 = MAX_TPD_PER_SKB;
 const TX_START: u32 = 2 * MAX_TPD_PER_SKB;
 
+/// A buffer a TPD points to: its mapping, and on the frame's last TPD the skb.
 struct TxBuf {
     skb: Option<SkBuff>,
-    dma: DmaAddr,
-    len: u32,
-    page: bool,
+    map: DmaMap,
 }
 
 /// One tx ring and its buffers.
@@ -145,7 +143,7 @@ impl Adapter<'_> {
         let mut t = lock.lock();
         for slot in t.bufs.iter_mut() {
             if let Some(b) = slot.take() {
-                netdev::unmap(&self.dma, b.dma, b.len, Dir::ToDevice, b.page);
+                b.map.unmap(&self.dma);
                 if let Some(skb) = b.skb {
                     skb.drop_reason(DropReason::DevReady);
                 }
@@ -240,19 +238,14 @@ impl Adapter<'_> {
         }
         let mut k = 0;
         let mut last = None;
-        let mut put = |addr, blen: u32, page| {
+        let mut put = |map: DmaMap| {
             k += 1;
             let mut d = tmpl;
             // CAST: buffer lengths are below 64 KiB (skb head and page fragments).
-            d.buffer_len = blen as u16;
-            d.buffer_addr = addr;
+            d.buffer_len = map.len() as u16;
+            d.buffer_addr = map.addr();
             d.set_bit(tpd::EOP, k == n);
-            let buf = TxBuf {
-                skb: None,
-                dma: addr,
-                len: blen,
-                page,
-            };
+            let buf = TxBuf { skb: None, map };
             let _ = self.put_tpd(&mut t, ntu, d, Some(buf));
             last = Some(ntu);
             ntu = ring.next(ntu);
@@ -264,7 +257,7 @@ impl Adapter<'_> {
                     continue;
                 }
                 match skb.map_head(&self.dma, off, len, Dir::ToDevice) {
-                    Ok(a) => put(a, len, false),
+                    Ok(m) => put(m),
                     Err(e) => {
                         res = Err(e);
                         break;
@@ -276,7 +269,7 @@ impl Adapter<'_> {
         if res.is_ok() {
             for f in 0..info.nr_frags {
                 match skb.map_frag(&self.dma, f) {
-                    Ok((a, len)) => put(a, len, true),
+                    Ok(m) => put(m),
                     Err(e) => {
                         res = Err(e);
                         break;
@@ -290,7 +283,7 @@ impl Adapter<'_> {
             let mut i = ntu0;
             while i != ntu {
                 if let Some(b) = t.bufs.get_mut(usize::from(i)).and_then(Option::take) {
-                    netdev::unmap(&self.dma, b.dma, b.len, Dir::ToDevice, b.page);
+                    b.map.unmap(&self.dma);
                 }
                 let _ = t.clear_tpd(usize::from(i));
                 i = ring.next(i);
@@ -363,7 +356,7 @@ impl Adapter<'_> {
         let (mut pkts, mut bytes) = (0u32, 0u32);
         while ntc != hw_cons {
             if let Some(b) = t.bufs.get_mut(usize::from(ntc)).and_then(Option::take) {
-                netdev::unmap(&self.dma, b.dma, b.len, Dir::ToDevice, b.page);
+                b.map.unmap(&self.dma);
                 if let Some(skb) = b.skb {
                     pkts += 1;
                     bytes += skb.len();

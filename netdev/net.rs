@@ -52,8 +52,10 @@ impl DmaDev {
         // SAFETY: `raw` points to a live `struct pci_dev` (we hold a reference to it); taking
         // the address of its `dev` field does not read memory.
         let dev = unsafe { &raw mut (*raw).dev };
-        // INVARIANT: see the doc comment; `dev` is non-null as a field of a valid pointer.
-        Self(NonNull::new(dev).unwrap_or(NonNull::dangling()))
+        // SAFETY: the address of a field of a valid, non-null `struct pci_dev` is not null.
+        let dev = unsafe { NonNull::new_unchecked(dev) };
+        // INVARIANT: see the doc comment.
+        Self(dev)
     }
 
     fn raw(&self) -> *mut kb::device {
@@ -145,7 +147,7 @@ impl SkBuff {
 
     /// Maps `[off, off + len)` of the linear buffer from `data` on (the head, and the tailroom
     /// of a linear skb, where a receive buffer lies) for DMA; `EINVAL` beyond it.
-    pub(crate) fn map_head(&self, dev: &DmaDev, off: u32, len: u32, dir: Dir) -> Result<DmaAddr> {
+    pub(crate) fn map_head(&self, dev: &DmaDev, off: u32, len: u32, dir: Dir) -> Result<DmaMap> {
         // SAFETY: valid skb.
         let room = unsafe { nb::atl1c_rs_skb_linear_room(self.raw()) };
         if len == 0 || off.checked_add(len).is_none_or(|end| end > room) {
@@ -164,11 +166,18 @@ impl SkBuff {
         if unsafe { nb::dma_mapping_error(dev.raw().cast(), addr) } != 0 {
             return Err(ENOMEM);
         }
-        Ok(addr)
+        // INVARIANT: a live single mapping of `len` bytes on `dev`, just made.
+        Ok(DmaMap {
+            dev: dev.0,
+            addr,
+            len,
+            dir,
+            page: false,
+        })
     }
 
-    /// Maps page fragment `i` for DMA to the device; returns its address and length.
-    pub(crate) fn map_frag(&self, dev: &DmaDev, i: u32) -> Result<(DmaAddr, u32)> {
+    /// Maps page fragment `i` for DMA to the device.
+    pub(crate) fn map_frag(&self, dev: &DmaDev, i: u32) -> Result<DmaMap> {
         let mut size = 0u32;
         if i >= self.info().nr_frags {
             return Err(EINVAL);
@@ -181,7 +190,15 @@ impl SkBuff {
         if unsafe { nb::dma_mapping_error(dev.raw().cast(), addr) } != 0 {
             return Err(ENOMEM);
         }
-        Ok((addr, size))
+        // INVARIANT: a live page mapping of the fragment's `size` bytes on `dev`, just made
+        // (`skb_frag_dma_map` maps to the device).
+        Ok(DmaMap {
+            dev: dev.0,
+            addr,
+            len: size,
+            dir: Dir::ToDevice,
+            page: true,
+        })
     }
 
     /// Appends `len` bytes the device wrote to the tail (`skb_put`).
@@ -252,38 +269,98 @@ pub(crate) enum DropReason {
     FullRing = nb::skb_drop_reason_SKB_DROP_REASON_FULL_RING,
 }
 
-/// Unmaps a streaming mapping made by [`SkBuff::map_head`] or [`SkBuff::map_frag`].
-pub(crate) fn unmap(dev: &DmaDev, addr: DmaAddr, len: u32, dir: Dir, page: bool) {
-    // SAFETY: `addr`/`len`/`dir` describe a live mapping on this device (callers keep them in
-    // their buffer bookkeeping and unmap once).
-    unsafe {
-        if page {
-            nb::dma_unmap_page_attrs(dev.raw().cast(), addr, len as usize, dir.raw(), 0)
-        } else {
-            nb::dma_unmap_single_attrs(dev.raw().cast(), addr, len as usize, dir.raw(), 0)
-        }
-    }
+/// A streaming DMA mapping of an skb's buffer ([`SkBuff::map_head`], [`SkBuff::map_frag`]),
+/// owned: it is unmapped once, by consuming it on the device that made it. One that is
+/// dropped instead stays mapped (a leak the DMA-API debugging reports, never a double unmap).
+///
+/// # Invariants
+///
+/// `addr`, `len` and `dir` describe a live mapping made on the device `dev` points to, by
+/// `dma_map_single_attrs` (`page` false) or `skb_frag_dma_map` (`page` true), not yet
+/// unmapped. `dev` is only dereferenced when a live [`DmaDev`] with the same pointer is at hand.
+pub(crate) struct DmaMap {
+    dev: NonNull<kb::device>,
+    addr: DmaAddr,
+    len: u32,
+    dir: Dir,
+    page: bool,
 }
 
-/// Hands a received buffer to the CPU: syncs only the `used` bytes the device wrote, then
-/// unmaps the `len`-byte mapping without another sync.
-pub(crate) fn unmap_rx(dev: &DmaDev, addr: DmaAddr, len: u32, used: u32) {
-    // SAFETY: `addr`/`len` describe a live FromDevice mapping on this device (the rx ring's
-    // bookkeeping); `used <= len` is clamped below; unmapped once, here.
-    unsafe {
-        nb::dma_sync_single_for_cpu(
-            dev.raw().cast(),
-            addr,
-            used.min(len) as usize,
-            Dir::FromDevice.raw(),
-        );
-        nb::dma_unmap_single_attrs(
-            dev.raw().cast(),
-            addr,
-            len as usize,
-            Dir::FromDevice.raw(),
-            kb::DMA_ATTR_SKIP_CPU_SYNC as usize,
-        )
+// SAFETY: a mapping may be unmapped from any CPU; the pointer is only compared (see the type
+// invariant) until then.
+unsafe impl Send for DmaMap {}
+
+impl DmaMap {
+    /// The bus address, for a descriptor.
+    pub(crate) fn addr(&self) -> DmaAddr {
+        self.addr
+    }
+
+    /// The mapped length.
+    pub(crate) fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether `dev` made it; if not, it is reported and left mapped.
+    fn made_by(&self, dev: &DmaDev) -> bool {
+        if self.dev == dev.0 {
+            return true;
+        }
+        kernel::pr_warn!("atl1c_rs: a DMA mapping offered to another device, left mapped\n");
+        false
+    }
+
+    /// Unmaps it (`dev`: the device that mapped it).
+    pub(crate) fn unmap(self, dev: &DmaDev) {
+        if !self.made_by(dev) {
+            return;
+        }
+        // SAFETY: a live mapping on `dev` (type invariant, and checked above), which `dev`'s
+        // invariant keeps valid; consumed here, so unmapped once.
+        unsafe {
+            if self.page {
+                nb::dma_unmap_page_attrs(
+                    dev.raw().cast(),
+                    self.addr,
+                    self.len as usize,
+                    self.dir.raw(),
+                    0,
+                )
+            } else {
+                nb::dma_unmap_single_attrs(
+                    dev.raw().cast(),
+                    self.addr,
+                    self.len as usize,
+                    self.dir.raw(),
+                    0,
+                )
+            }
+        }
+    }
+
+    /// Hands a received buffer to the CPU: syncs only the `used` bytes the device wrote (at
+    /// most the mapped length), then unmaps without another sync.
+    pub(crate) fn unmap_rx(self, dev: &DmaDev, used: u32) {
+        if !self.made_by(dev) {
+            return;
+        }
+        // SAFETY: as in `unmap`; the sync covers `used.min(len)` bytes from the start of the
+        // mapping, in its direction.
+        unsafe {
+            nb::dma_sync_single_for_cpu(
+                dev.raw().cast(),
+                self.addr,
+                used.min(self.len) as usize,
+                self.dir.raw(),
+            );
+            let skip = kb::DMA_ATTR_SKIP_CPU_SYNC as usize;
+            let (len, dir) = (self.len as usize, self.dir.raw());
+            if self.page {
+                nb::dma_unmap_page_attrs(dev.raw().cast(), self.addr, len, dir, skip)
+            } else {
+                nb::dma_unmap_single_attrs(dev.raw().cast(), self.addr, len, dir, skip)
+            }
+        }
     }
 }
 

@@ -285,7 +285,7 @@ impl<'a> Adapter<'a> {
                 hw_errors: AtomicU64::new(0),
                 resets: AtomicU64::new(0),
                 gone: AtomicBool::new(false),
-                napi: netdev::NapiSet::new(),
+                napi: netdev::NapiSet::new()?,
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
                 intr_mask: AtomicU32::new(Self::intr_mask_for(max_queues, max_queues)),
                 imr: AtomicU32::new(0),

@@ -13,8 +13,10 @@ use core::{
 use kernel::{
     bindings as kb,
     device::Core,
+    new_spinlock,
     pci,
-    prelude::*, //
+    prelude::*,
+    sync::SpinLock, //
 };
 
 use super::{
@@ -677,51 +679,47 @@ pub(crate) struct NapiSet {
     napi: [core::sync::atomic::AtomicPtr<nb::napi_struct>; MAX_NAPI],
     task: core::sync::atomic::AtomicPtr<kb::work_struct>,
     dim: core::sync::atomic::AtomicPtr<nb::dim>,
-    /// Held while a NAPI instance feeds the DIM state machine (`net_dim` is not reentrant).
-    dim_busy: core::sync::atomic::AtomicBool,
+    /// Held while DIM's state is read or fed (`net_dim` is not reentrant): by NAPI, which
+    /// skips a sample rather than wait, and by process context with softirqs off.
+    dim_lock: Pin<KBox<SpinLock<()>>>,
     priv_: core::sync::atomic::AtomicPtr<Priv>,
     enabled: core::sync::atomic::AtomicU32,
 }
 
 impl NapiSet {
     /// An empty set.
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new() -> Result<Self> {
         use core::sync::atomic::{
-            AtomicBool,
             AtomicPtr,
             AtomicU32, //
         };
-        Self {
+        Ok(Self {
             napi: [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_NAPI],
             task: AtomicPtr::new(core::ptr::null_mut()),
             dim: AtomicPtr::new(core::ptr::null_mut()),
-            dim_busy: AtomicBool::new(false),
+            dim_lock: KBox::pin_init(new_spinlock!(()), GFP_KERNEL)?,
             priv_: AtomicPtr::new(core::ptr::null_mut()),
             enabled: AtomicU32::new(0),
-        }
+        })
     }
 
     /// Runs `f` on the DIM state with the sampling lock held; `None` before registration or,
     /// when `wait` is false, if another CPU holds the lock.
     fn with_dim<R>(&self, wait: bool, f: impl FnOnce(*mut nb::dim) -> R) -> Option<R> {
-        use core::sync::atomic::Ordering;
-        let d = self.dim.load(Ordering::Acquire);
+        let d = self.dim.load(core::sync::atomic::Ordering::Acquire);
         if d.is_null() {
             return None;
         }
-        while self
-            .dim_busy
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            if !wait {
-                return None;
-            }
-            core::hint::spin_loop();
+        if !wait {
+            let _guard = self.dim_lock.try_lock()?;
+            return Some(f(d));
         }
-        let r = f(d);
-        self.dim_busy.store(false, Ordering::Release);
-        Some(r)
+        // NAPI takes the lock in softirq context: softirqs off here, or it could spin on a
+        // holder it interrupted.
+        Some(bh_disabled(|| {
+            let _guard = self.dim_lock.lock();
+            f(d)
+        }))
     }
 
     /// Feeds adaptive rx moderation (lib/dim) with the rx totals so far: `events` interrupts
@@ -743,8 +741,8 @@ impl NapiSet {
     /// Restarts adaptive moderation from its default profile (when it is turned on).
     pub(crate) fn dim_restart(&self) {
         let _ = self.with_dim(true, |d| {
-            // SAFETY: as for `dim_sample`; the work item is not queued (the caller cancelled
-            // it or never enabled DIM), so nothing else writes the state.
+            // SAFETY: as for `dim_sample`: every reader and writer of the state (NAPI's
+            // samples, the DIM work item, this) holds the lock.
             unsafe {
                 (*d).state = nb::dim_state_DIM_START_MEASURE as u8;
                 (*d).profile_ix = DIM_DEFAULT_PROFILE;
@@ -1406,11 +1404,22 @@ unsafe extern "C" fn dim_work<T: EthtoolOps>(work: *mut kb::work_struct) {
     // SAFETY: `Priv::dev` was set at allocation; the device is registered until the work is
     // cancelled.
     let (t, d) = unsafe { Vtable::<T>::driver((*p).dev) };
-    // SAFETY: the DIM state of a live device; the profile index and mode are DIM's own.
-    let m = unsafe { nb::net_dim_get_rx_moderation((*p).dim.mode, (*p).dim.profile_ix.into()) };
-    t.dim_update(d, u32::from(m.usec));
-    // SAFETY: as above; this is how DIM users end a measurement cycle.
-    unsafe { (*p).dim.state = nb::dim_state_DIM_START_MEASURE as u8 };
+    let dim = t.napi_set();
+    // The state is read and written under the DIM lock, as NAPI's samples and ethtool's
+    // restarts do.
+    let Some(usec) = dim.with_dim(true, |dm| {
+        // SAFETY: the DIM state of a live device (`with_dim` hands out only that), under
+        // its lock; the profile index and mode are DIM's own.
+        let m = unsafe { nb::net_dim_get_rx_moderation((*dm).mode, (*dm).profile_ix.into()) };
+        m.usec
+    }) else {
+        return;
+    };
+    t.dim_update(d, u32::from(usec));
+    let _ = dim.with_dim(true, |dm| {
+        // SAFETY: as above; this is how DIM users end a measurement cycle.
+        unsafe { (*dm).state = nb::dim_state_DIM_START_MEASURE as u8 };
+    });
 }
 
 impl<T: EthtoolOps> Drop for Registration<T> {

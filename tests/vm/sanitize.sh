@@ -33,11 +33,15 @@ traffic() {
 		"rx $(jq '.end.sum_received.bytes' /tmp/iperf-rx.json) bytes"
 }
 
-# The peer floods the DUT while the DUT goes down and up and changes its MTU.
+# The peer floods the DUT while the DUT goes down and up and changes its MTU, with adaptive rx
+# moderation turned on and off (DIM's lock: NAPI samples, ethtool restarts, stop cancels).
 lifecycle() {
-	local i rc=0
+	local i rc=0 dim
 	flood_start
 	for i in $(seq "$ROUNDS"); do
+		dim=off
+		[ $((i % 2)) = 1 ] && dim=on
+		completes 30 ethtool -C eth0 adaptive-rx $dim || rc=1
 		completes 30 ip link set eth0 down || rc=1
 		completes 30 ip link set eth0 up || rc=1
 		link_up || rc=1
@@ -48,8 +52,9 @@ lifecycle() {
 		[ $rc -eq 0 ] || break
 	done
 	flood_stop
+	ethtool -C eth0 adaptive-rx off || rc=1
 	[ $rc -eq 0 ] || return 1
-	echo "= $ROUNDS rounds of down/up and MTU 1500/$JUMBO under a flood"
+	echo "= $ROUNDS rounds of down/up, MTU 1500/$JUMBO and adaptive-rx on/off under a flood"
 	ping_resumes
 }
 

@@ -5,7 +5,10 @@
 
 use core::sync::atomic::Ordering;
 
-use super::Adapter;
+use super::{
+    add_local,
+    Adapter, //
+};
 use crate::{
     hw::{
         self,
@@ -112,7 +115,7 @@ impl Adapter<'_> {
             if done < budget && napi.complete_done(done) {
                 self.imr_unmask(self.rx_bits(index));
                 if let Some(s) = self.rx_stats.get(index) {
-                    s.completions.fetch_add(1, Ordering::Relaxed);
+                    add_local(&s.completions, 1);
                 }
                 if self.adaptive_rx.load(Ordering::Relaxed) {
                     self.dim_sample();

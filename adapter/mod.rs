@@ -105,6 +105,14 @@ mod features {
     pub(super) const RXCSUM: u64 = 1 << nb::NETIF_F_RXCSUM_BIT;
 }
 
+/// Adds `n` to a counter that has a single writer: the xmit path of its tx queue (serialised
+/// by the stack's tx queue lock) or the NAPI instance of its channel. A load and a store, not a
+/// locked read-modify-write (as `u64_stats_add` on 64-bit); readers see the old total or the
+/// new one. Counters with writers in more than one context use `fetch_add`.
+fn add_local(c: &AtomicU64, n: u64) {
+    c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+}
+
 /// Per-queue software counters.
 #[derive(Default)]
 struct QueueStats {

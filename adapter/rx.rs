@@ -19,7 +19,10 @@ use kernel::{
     prelude::*, //
 };
 
-use super::Adapter;
+use super::{
+    add_local,
+    Adapter, //
+};
 use crate::{
     hw::{
         NicType,
@@ -355,11 +358,11 @@ impl Adapter<'_> {
             }
         }
         if packets > 0 {
-            st.packets.fetch_add(packets, Ordering::Relaxed);
-            st.bytes.fetch_add(bytes, Ordering::Relaxed);
+            add_local(&st.packets, packets);
+            add_local(&st.bytes, bytes);
         }
         if csum_ok > 0 {
-            st.csum_ok.fetch_add(csum_ok, Ordering::Relaxed);
+            add_local(&st.csum_ok, csum_ok);
         }
         // A ring left short by an allocation failure is refilled even without a frame: the
         // card may have no buffer left to raise an interrupt with. While it stays short, NAPI

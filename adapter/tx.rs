@@ -21,7 +21,10 @@ use kernel::{
     prelude::*, //
 };
 
-use super::Adapter;
+use super::{
+    add_local,
+    Adapter, //
+};
 use crate::{
     hw::RegIo,
     netdev::{
@@ -133,7 +136,7 @@ impl Adapter<'_> {
     /// Writes the tx producer index: the doorbell.
     fn doorbell(&self, q: usize, ntu: u16) {
         self.io().write16(queue::TPD_PIDX[q], ntu);
-        self.tx_stats[q].doorbells.fetch_add(1, Ordering::Relaxed);
+        add_local(&self.tx_stats[q].doorbells, 1);
     }
 
     pub(super) fn tx_clean_ring(&self, dev: NetDev, q: usize) {
@@ -300,18 +303,18 @@ impl Adapter<'_> {
         let segs = u64::from(info.gso_segs.max(1));
         let wire = u64::from(len) + (segs - 1) * u64::from(info.tcp_all_headers);
         let st = &self.tx_stats[q];
-        st.packets.fetch_add(segs, Ordering::Relaxed);
-        st.bytes.fetch_add(wire, Ordering::Relaxed);
+        add_local(&st.packets, segs);
+        add_local(&st.bytes, wire);
         if gso {
-            st.gso_packets.fetch_add(1, Ordering::Relaxed);
-            st.gso_bytes.fetch_add(u64::from(len), Ordering::Relaxed);
-            st.gso_wire_packets.fetch_add(segs, Ordering::Relaxed);
-            st.gso_wire_bytes.fetch_add(wire, Ordering::Relaxed);
+            add_local(&st.gso_packets, 1);
+            add_local(&st.gso_bytes, u64::from(len));
+            add_local(&st.gso_wire_packets, segs);
+            add_local(&st.gso_wire_bytes, wire);
         }
         // Stop before the ring can fill; a stopped queue makes `sent` ring the doorbell, so
         // nothing is held back behind xmit_more.
         if !txq.maybe_stop(idx, TX_STOP, TX_START) {
-            self.tx_stats[q].stops.fetch_add(1, Ordering::Relaxed);
+            add_local(&self.tx_stats[q].stops, 1);
         }
         if txq.sent(len, more) {
             self.doorbell(q, ntu);
@@ -322,7 +325,7 @@ impl Adapter<'_> {
     /// after a doorbell at `ntu`: what earlier frames held back behind xmit_more goes out.
     fn tx_drop(&self, q: usize, ntu: u16, skb: SkBuff, reason: DropReason) {
         self.doorbell(q, ntu);
-        self.tx_stats[q].dropped.fetch_add(1, Ordering::Relaxed);
+        add_local(&self.tx_stats[q].dropped, 1);
         skb.drop_reason(reason);
     }
 

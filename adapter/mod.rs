@@ -47,6 +47,7 @@ use crate::{
     },
     netdev::{
         self,
+        features,
         msg,
         netdev_warn,
         DmaDev,
@@ -94,16 +95,6 @@ const MAC_STATS: usize = regs::stats::RX_COUNT + regs::stats::TX_COUNT;
 const RX_RRD_OV: usize = regs::stats::index("rx_rrd_ov");
 /// Index of `rx_rxf_ov` (rx FIFO overflow).
 const RX_RXF_OV: usize = regs::stats::index("rx_rxf_ov");
-
-/// `NETIF_F_*` bits.
-mod features {
-    use crate::netdev::bindings as nb;
-    pub(super) const SG: u64 = 1 << nb::NETIF_F_SG_BIT;
-    pub(super) const HW_CSUM: u64 = 1 << nb::NETIF_F_HW_CSUM_BIT;
-    pub(super) const TSO: u64 = 1 << nb::NETIF_F_TSO_BIT;
-    pub(super) const TSO6: u64 = 1 << nb::NETIF_F_TSO6_BIT;
-    pub(super) const RXCSUM: u64 = 1 << nb::NETIF_F_RXCSUM_BIT;
-}
 
 /// Adds `n` to a counter that has a single writer: the xmit path of its tx queue (serialised
 /// by the stack's tx queue lock) or the NAPI instance of its channel. A load and a store, not a

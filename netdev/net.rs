@@ -383,6 +383,17 @@ pub(crate) enum Level {
     Info,
 }
 
+/// The `NETIF_F_*` features a driver offers, as bits of `netdev_features_t`.
+pub(crate) mod features {
+    use super::nb;
+
+    pub(crate) const SG: u64 = 1 << nb::NETIF_F_SG_BIT;
+    pub(crate) const HW_CSUM: u64 = 1 << nb::NETIF_F_HW_CSUM_BIT;
+    pub(crate) const TSO: u64 = 1 << nb::NETIF_F_TSO_BIT;
+    pub(crate) const TSO6: u64 = 1 << nb::NETIF_F_TSO6_BIT;
+    pub(crate) const RXCSUM: u64 = 1 << nb::NETIF_F_RXCSUM_BIT;
+}
+
 /// The `NETIF_MSG_*` classes of `msg_enable` (`ethtool -s DEV msglvl`), as bits.
 pub(crate) mod msg {
     use super::nb;

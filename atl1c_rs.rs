@@ -152,6 +152,7 @@ impl pci::Driver for Atl1cDriver {
             max_mtu: adapter.max_mtu(),
             mac,
             features: adapter.features(),
+            features_on: adapter.features_on(),
             watchdog_jiffies: 5 * 1000,
         };
         let net = netdev::NetDriver::new(pdev, adapter, cfg, c"atl1c_rs")?;

@@ -720,6 +720,12 @@ impl Hw {
         });
     }
 
+    /// VLAN tags stripped on receive (into the RRD) and inserted on transmit (from the TPD),
+    /// or neither (`MAC_CTRL_RMV_VLAN`, `__atl1c_vlan_mode`).
+    pub(crate) fn set_vlan_strip(&self, io: &impl RegIo, on: bool) {
+        io.modify(|r: regs::MAC_CTRL| r.with_bit(regs::MAC_CTRL::RMV_VLAN, on));
+    }
+
     /// Reads the station address the firmware or EEPROM loader left in `MAC_STA_ADDR`;
     /// `None` unless it is a valid unicast address.
     pub(crate) fn read_mac_addr(&self, io: &impl RegIo) -> Option<[u8; 6]> {

@@ -196,6 +196,9 @@ pub(crate) struct Adapter<'a> {
     gone: AtomicBool,
     napi: netdev::NapiSet,
     rx_csum: AtomicBool,
+    /// The MAC strips VLAN tags into the RRD (`NETIF_F_HW_VLAN_CTAG_RX`) and inserts them
+    /// from the TPD.
+    vlan_strip: AtomicBool,
     /// The interrupts to unmask while up, for the channels in use.
     intr_mask: AtomicU32,
     /// What IMR holds (see [`Self::imr_sync`]): `intr_mask`, minus the rx and tx causes whose
@@ -286,6 +289,7 @@ impl<'a> Adapter<'a> {
                 gone: AtomicBool::new(false),
                 napi: netdev::NapiSet::new()?,
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
+                vlan_strip: AtomicBool::new(true),
                 intr_mask: AtomicU32::new(Self::intr_mask_for(max_queues, max_queues)),
                 imr: AtomicU32::new(0),
                 tx_imt: AtomicU16::new(tx_imt),
@@ -357,13 +361,22 @@ impl Adapter<'_> {
         self.queues.load(Ordering::Acquire)
     }
 
-    /// Features to offer for this chip.
+    /// Features to offer for this chip (the user may toggle each).
     pub(crate) fn features(&self) -> u64 {
-        let mut f = features::SG | features::HW_CSUM | features::TSO | features::TSO6;
+        let mut f = features::SG
+            | features::HW_CSUM
+            | features::TSO
+            | features::TSO6
+            | features::HW_VLAN_CTAG_RX;
         if self.nic == NicType::Mt {
             f |= features::RXCSUM;
         }
         f
+    }
+
+    /// Features on besides: VLAN tag insertion, which follows stripping (`fix_features`).
+    pub(crate) fn features_on(&self) -> u64 {
+        features::HW_VLAN_CTAG_TX
     }
 
     /// Largest MTU: 9500 on Mikrotik, 6 KiB frames on the gigabit chips, 1500 otherwise.
@@ -568,6 +581,8 @@ impl Adapter<'_> {
                 self.rx_clean_ring(q);
             }
             self.configure(mtu)?;
+            self.hw
+                .set_vlan_strip(&io, self.vlan_strip.load(Ordering::Relaxed));
             for q in 0..self.rx_rings() {
                 // A short ring is refilled by NAPI; one without a single buffer cannot start.
                 if !self.rx_fill(dev, None, q, buf_len)? && self.rx_posted(q) == 0 {
@@ -695,11 +710,19 @@ impl netdev::NetDevOps for Adapter<'_> {
     }
 
     fn fix_features(&self, dev: NetDev, features: u64) -> u64 {
-        // atl1c_fix_features: the gigabit chips cannot segment frames above 7 KiB.
-        if self.nic != NicType::Mt && dev.mtu() > MAX_TSO_FRAME_SIZE {
-            return features & !(features::TSO | features::TSO6);
+        // atl1c_fix_features: the MAC inserts tags only when it strips them (one MAC_CTRL
+        // bit, RMV_VLAN, governs both)...
+        let mut f = features;
+        if f & features::HW_VLAN_CTAG_RX != 0 {
+            f |= features::HW_VLAN_CTAG_TX;
+        } else {
+            f &= !features::HW_VLAN_CTAG_TX;
         }
-        features
+        // ...and the gigabit chips cannot segment frames above 7 KiB.
+        if self.nic != NicType::Mt && dev.mtu() > MAX_TSO_FRAME_SIZE {
+            f &= !(features::TSO | features::TSO6);
+        }
+        f
     }
 
     fn set_features(&self, _dev: NetDev, features: u64) -> Result {
@@ -707,6 +730,13 @@ impl netdev::NetDevOps for Adapter<'_> {
         // decides whether the Mikrotik NIC's verdict is used.
         self.rx_csum
             .store(features & features::RXCSUM != 0, Ordering::Relaxed);
+        // VLAN tag stripping is the MAC's (atl1c_vlan_mode), changed live while up (RTNL
+        // serialises this with open and stop).
+        let strip = features & features::HW_VLAN_CTAG_RX != 0;
+        self.vlan_strip.store(strip, Ordering::Relaxed);
+        if self.up.load(Ordering::Acquire) {
+            self.hw.set_vlan_strip(&self.io(), strip);
+        }
         Ok(())
     }
 }

@@ -392,6 +392,8 @@ pub(crate) mod features {
     pub(crate) const TSO: u64 = 1 << nb::NETIF_F_TSO_BIT;
     pub(crate) const TSO6: u64 = 1 << nb::NETIF_F_TSO6_BIT;
     pub(crate) const RXCSUM: u64 = 1 << nb::NETIF_F_RXCSUM_BIT;
+    pub(crate) const HW_VLAN_CTAG_RX: u64 = 1 << nb::NETIF_F_HW_VLAN_CTAG_RX_BIT;
+    pub(crate) const HW_VLAN_CTAG_TX: u64 = 1 << nb::NETIF_F_HW_VLAN_CTAG_TX_BIT;
 }
 
 /// The `NETIF_MSG_*` classes of `msg_enable` (`ethtool -s DEV msglvl`), as bits.
@@ -1269,8 +1271,11 @@ pub(crate) struct NetDevConfig {
     pub(crate) max_mtu: u32,
     /// Station address; `None` for a random one.
     pub(crate) mac: Option<[u8; 6]>,
-    /// `NETIF_F_*` features offered and enabled.
+    /// `NETIF_F_*` features the user may turn on and off (`hw_features`), all on at start.
     pub(crate) features: u64,
+    /// Features on at start besides those, which the user cannot toggle themselves
+    /// (`ndo_fix_features` keeps them in step with others).
+    pub(crate) features_on: u64,
     /// Tx watchdog, in jiffies.
     pub(crate) watchdog_jiffies: i32,
 }
@@ -1334,8 +1339,10 @@ impl<T: EthtoolOps> Registration<T> {
             (*raw).max_mtu = cfg.max_mtu;
             (*raw).watchdog_timeo = cfg.watchdog_jiffies;
             (*raw).hw_features = cfg.features;
-            (*raw).features = cfg.features;
-            (*raw).vlan_features = cfg.features;
+            (*raw).features = cfg.features | cfg.features_on;
+            // What VLAN devices on top inherit: the offloads, not the tag handling.
+            (*raw).vlan_features =
+                cfg.features & !(features::HW_VLAN_CTAG_RX | features::HW_VLAN_CTAG_TX);
             match cfg.mac {
                 Some(m) => nb::eth_hw_addr_set(raw, m.as_ptr()),
                 None => nb::eth_hw_addr_random(raw),

@@ -106,6 +106,10 @@ pub struct Counters {
     pub tso_frames: u64,
     /// Checksums inserted.
     pub csum_inserted: u64,
+    /// Transmitted frames given the VLAN tag of their TPD (`INS_VTAG`).
+    pub vlan_inserted: u64,
+    /// Received frames whose VLAN tag went into the RRD (`MAC_CTRL_RMV_VLAN`).
+    pub vlan_stripped: u64,
     /// Driver protocol errors, by kind.
     pub protocol_errors: BTreeMap<&'static str, u64>,
     /// Interrupts re-sent by the retrigger timer because the driver had not acknowledged
@@ -786,6 +790,7 @@ impl Device {
         if first.bit(tpd::INS_VTAG) {
             let tci = first.vlan_tag.swap_bytes();
             out = out.iter().map(|f| net::insert_vlan(f, tci)).collect();
+            self.counters.vlan_inserted += out.len() as u64;
         }
         let mtu = self.get(regs::MTU::OFFSET) as usize;
         for mut f in out {
@@ -962,6 +967,7 @@ impl Device {
         if let Some(tci) = vlan {
             rrd.word3 |= rrs::VLAN_INS.mask();
             rrd.vlan_tag = tci.swap_bytes();
+            self.counters.vlan_stripped += 1;
         }
         // CAST: the RX_BUF_SIZE field is 14 bits.
         self.faults.rrd(&mut rrd, buf_len as u32);
@@ -1146,6 +1152,8 @@ impl Device {
             "rx_l4_csum_good": c.rx_l4_csum_good,
             "tso_frames": c.tso_frames,
             "csum_inserted": c.csum_inserted,
+            "vlan_inserted": c.vlan_inserted,
+            "vlan_stripped": c.vlan_stripped,
             "protocol_errors": c.protocol_errors,
             "rings": self.rings_json(),
         })

@@ -413,6 +413,37 @@ msglevel_link() {
 	ping_peer
 }
 
+# VLAN 100 on eth0 and on the peer: pings pass with the tags offloaded (the model inserts them
+# from the TPD and strips them into the RRD: its counters move) and with rxvlan off (the
+# stack tags and untags; txvlan follows rxvlan, one MAC bit does both; the counters stay).
+vlan() {
+	local rc=0 mode ins str
+	ip link add link eth0 name eth0.100 type vlan id 100 || return 1
+	ip netns exec remote ip link add link peer0 name peer0.100 type vlan id 100 || rc=1
+	ip addr add 198.51.100.1/24 dev eth0.100 && ip link set eth0.100 up || rc=1
+	ip netns exec remote sh -c \
+		'ip addr add 198.51.100.2/24 dev peer0.100 && ip link set peer0.100 up' || rc=1
+	for mode in on off; do
+		[ $rc -eq 0 ] || break
+		ethtool -K eth0 rxvlan $mode || { rc=1; break; }
+		ethtool -k eth0 | grep -qE "^tx-vlan-(offload|hw-insert): $mode" ||
+			{ echo "txvlan does not follow rxvlan $mode"; rc=1; }
+		ins=$(sim vlan_inserted) str=$(sim vlan_stripped)
+		ping_ok ping -c 10 -i 0.05 -W 2 -q 198.51.100.2 || rc=1
+		ins=$(($(sim vlan_inserted) - ins)) str=$(($(sim vlan_stripped) - str))
+		echo "= rxvlan $mode: the model inserted $ins tags, stripped $str"
+		if [ $mode = on ]; then
+			[ "$ins" -ge 10 ] && [ "$str" -ge 10 ] || rc=1
+		else
+			[ "$ins" -eq 0 ] && [ "$str" -eq 0 ] || rc=1
+		fi
+	done
+	ethtool -K eth0 rxvlan on
+	ip link del eth0.100
+	ip netns exec remote ip link del peer0.100
+	return $rc
+}
+
 # Per-queue statistics over the netdev netlink family (what `ynl --family netdev --dump
 # qstats-get` shows), read with a minimal generic-netlink client: the queues in use add up
 # to the interface's totals.
@@ -512,6 +543,7 @@ check "ethtool -d: the C driver's dump layout" regs_dump
 check "ethtool -e: the EEPROM (AR8151 model), none on Mikrotik" eeprom
 check "ethtool -s/-r: link settings" link_settings
 check "ethtool -k/-K: offload toggles" features
+check "VLAN: tags offloaded (rxvlan/txvlan) and not" vlan
 check "link messages name the device and follow msglvl" msglevel_link
 check "msglvl and wol round-trip" msglevel_wol
 check "model saw no protocol error" protocol_clean

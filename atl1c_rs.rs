@@ -153,7 +153,8 @@ impl pci::Driver for Atl1cDriver {
             mac,
             features: adapter.features(),
             features_on: adapter.features_on(),
-            watchdog_jiffies: 5 * 1000,
+            // AT_TX_WATCHDOG: 5 s.
+            watchdog_ms: 5000,
         };
         let net = netdev::NetDriver::new(pdev, adapter, cfg, c"atl1c_rs")?;
         match version {

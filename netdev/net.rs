@@ -1276,8 +1276,8 @@ pub(crate) struct NetDevConfig {
     /// Features on at start besides those, which the user cannot toggle themselves
     /// (`ndo_fix_features` keeps them in step with others).
     pub(crate) features_on: u64,
-    /// Tx watchdog, in jiffies.
-    pub(crate) watchdog_jiffies: i32,
+    /// Tx watchdog (`watchdog_timeo`), in milliseconds.
+    pub(crate) watchdog_ms: u32,
 }
 
 /// An allocated and registered net_device whose ops call `T`.
@@ -1337,7 +1337,8 @@ impl<T: EthtoolOps> Registration<T> {
             (*raw).stat_ops = &StatVtable::<T>::OPS;
             (*raw).min_mtu = cfg.min_mtu;
             (*raw).max_mtu = cfg.max_mtu;
-            (*raw).watchdog_timeo = cfg.watchdog_jiffies;
+            (*raw).watchdog_timeo =
+                i32::try_from(kernel::time::msecs_to_jiffies(cfg.watchdog_ms)).unwrap_or(i32::MAX);
             (*raw).hw_features = cfg.features;
             (*raw).features = cfg.features | cfg.features_on;
             // What VLAN devices on top inherit: the offloads, not the tag handling.

@@ -11,12 +11,18 @@ set -u
 source "$VM_LIB"
 
 tx_hang_recovers() {
+	local ms
 	ping -c 5 -i 0.1 -W 2 -q 192.0.2.2 || return 1
 	sim_control "tx hang"
 	sleep 0.2
 	# Traffic now queues up in the ring; the watchdog fires after 5 s without completion.
 	ping -c 3 -i 0.2 -W 1 -q 192.0.2.2 >/dev/null 2>&1
 	watchdog_fires || return 1
+	# The core reports how long the queue went without a transmit: between one and two
+	# watchdog periods (AT_TX_WATCHDOG, 5 s, whatever the kernel's HZ).
+	ms=$(dmesg | grep -o "NETDEV WATCHDOG.* timed out [0-9]* ms" | tail -1 | grep -o "[0-9]* ms")
+	echo "= the queue went ${ms:-?} without a transmit"
+	[ "${ms% ms}" -lt 12000 ] 2>/dev/null || { echo "watchdog period above 5 s"; return 1; }
 	ping_resumes
 }
 

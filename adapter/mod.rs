@@ -216,11 +216,16 @@ pub(crate) struct Adapter<'a> {
     dim_rx_imt: AtomicU16,
     /// `ethtool -s msglvl` (`NETIF_MSG_*`).
     msg_enable: AtomicU32,
+    /// The station address the card held at probe (48 bits), with [`PERM_MAC_VALID`].
+    perm_mac: AtomicU64,
     /// Enabled Wake-on-LAN options (`WAKE_*`).
     wol: AtomicU32,
     /// Link modes advertised by autonegotiation (legacy `ADVERTISED_*`), AR8151.
     advertising: AtomicU32,
 }
+
+/// In `Adapter::perm_mac`: the card held a valid address at probe.
+const PERM_MAC_VALID: u64 = 1 << 63;
 
 /// `NETIF_MSG_DRV | NETIF_MSG_PROBE | NETIF_MSG_LINK`, the C driver's default.
 const MSG_DEFAULT: u32 = msg::DRV | msg::PROBE | msg::LINK;
@@ -298,6 +303,7 @@ impl<'a> Adapter<'a> {
                 adaptive_rx: AtomicBool::new(false),
                 dim_rx_imt: AtomicU16::new(rx_imt),
                 msg_enable: AtomicU32::new(MSG_DEFAULT),
+                perm_mac: AtomicU64::new(0),
                 wol: AtomicU32::new(0),
                 advertising: AtomicU32::new(hw::link_mode::AUTONEG),
             },
@@ -399,7 +405,24 @@ impl Adapter<'_> {
         hw.phy_reset(&io).map_err(|_| EIO)?;
         hw.reset_mac(&io).map_err(|_| EIO)?;
         hw.phy_init(&io).map_err(|_| EIO)?;
-        Ok(hw.read_mac_addr(&io))
+        let mac = hw.read_mac_addr(&io);
+        if let Some(m) = mac {
+            let v = m.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b));
+            self.perm_mac.store(v | PERM_MAC_VALID, Ordering::Relaxed);
+        }
+        Ok(mac)
+    }
+
+    /// Gives the card back the station address it came with (`atl1c_remove`), so that the
+    /// next probe reads the permanent address, not the last one set with `ip link`.
+    pub(crate) fn restore_perm_mac(&self) {
+        let v = self.perm_mac.load(Ordering::Relaxed);
+        if v & PERM_MAC_VALID == 0 || self.gone.load(Ordering::Relaxed) {
+            return;
+        }
+        // CAST: the six low bytes, most significant first.
+        let mac: [u8; 6] = core::array::from_fn(|i| (v >> (8 * (5 - i))) as u8);
+        self.hw.set_mac_addr(&self.io(), mac);
     }
 
     /// Masks every interrupt (unbind).

@@ -58,11 +58,25 @@ reloads() {
 	ping_resumes
 }
 
+# A station address set with ip link does not outlive the driver: rmmod gives the card back
+# its own (atl1c_remove does the same), and the next probe finds it.
+perm_mac_restored() {
+	local perm
+	perm=$(cat /sys/class/net/eth0/address)
+	ip link set eth0 address 02:00:5e:10:20:30 || return 1
+	completes 30 rmmod "$DRIVER" || return 1
+	reprobe || return 1
+	echo "= $perm, then 02:00:5e:10:20:30, then after rmmod and insmod $(cat /sys/class/net/eth0/address)"
+	[ "$(cat /sys/class/net/eth0/address)" = "$perm" ] || return 1
+	ping_resumes
+}
+
 unloads() {
 	driver_removed && kmemleak_scan
 }
 
 check "rmmod under pktgen and insmod, $RELOADS times: traffic resumes" reloads
+check "rmmod restores the card's own station address" perm_mac_restored
 check "rmmod at the end: no leak" unloads
 check "no report in the kernel log" no_kernel_report
 summary

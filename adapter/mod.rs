@@ -748,6 +748,21 @@ impl netdev::NetDevOps for Adapter<'_> {
         f
     }
 
+    fn mii_read(&self, _dev: NetDev, reg: u16) -> Result<u16> {
+        if !self.nic.has_mdio_phy() {
+            return Err(netdev::eopnotsupp());
+        }
+        // MDIO is serialised by RTNL (the ioctl, ethtool, open/stop and the link task).
+        self.hw.read_phy(&self.io(), reg).map_err(|_| EIO)
+    }
+
+    fn mii_write(&self, _dev: NetDev, reg: u16, val: u16) -> Result {
+        if !self.nic.has_mdio_phy() {
+            return Err(netdev::eopnotsupp());
+        }
+        self.hw.write_phy(&self.io(), reg, val).map_err(|_| EIO)
+    }
+
     fn set_features(&self, _dev: NetDev, features: u64) -> Result {
         // Tx offloads are per frame (the stack stops asking for them); rx checksumming
         // decides whether the Mikrotik NIC's verdict is used.

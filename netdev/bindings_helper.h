@@ -10,6 +10,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/skbuff.h>
 #include <linux/if_vlan.h>
+#include <linux/mii.h>
 #include <linux/dim.h>
 #include <net/netdev_queues.h>
 

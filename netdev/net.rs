@@ -22,6 +22,7 @@ use kernel::{
 use super::{
     bindings as nb,
     ethtool::{
+        eopnotsupp,
         EthVtable,
         EthtoolOps,
         StatVtable, //
@@ -1003,6 +1004,15 @@ pub(crate) trait NetDevOps: Sync {
     fn fix_features(&self, dev: NetDev, features: u64) -> u64;
     /// `ndo_set_features`: `features` (already fixed) become active.
     fn set_features(&self, dev: NetDev, features: u64) -> Result;
+    /// MII register `reg` of the PHY (`SIOCGMIIREG`, mii-tool); called under RTNL while the
+    /// interface runs. `EOPNOTSUPP` where the card has no MDIO PHY.
+    fn mii_read(&self, _dev: NetDev, _reg: u16) -> Result<u16> {
+        Err(eopnotsupp())
+    }
+    /// Writes MII register `reg` of the PHY (`SIOCSMIIREG`); as [`Self::mii_read`].
+    fn mii_write(&self, _dev: NetDev, _reg: u16, _val: u16) -> Result {
+        Err(eopnotsupp())
+    }
     /// Process-context work queued with [`NapiSet::schedule_task`]; runs under RTNL, only
     /// while the interface is running.
     fn task(&self, dev: NetDev);
@@ -1104,6 +1114,40 @@ impl<T: NetDevOps> Vtable<T> {
         // SAFETY: as for `open`.
         let (t, d) = unsafe { Self::driver(dev) };
         t.set_rx_mode(d);
+    }
+
+    /// `eth_ioctl` trampoline: the MII ioctls (`atl1c_mii_ioctl`), PHY address 0, registers
+    /// 0..31, only while the interface runs.
+    ///
+    /// # Safety
+    ///
+    /// Called by the networking core (under RTNL) with a net_device registered by
+    /// `Registration<T>` and the request copied into kernel memory.
+    unsafe extern "C" fn eth_ioctl(dev: *mut nb::net_device, ifr: *mut kb::ifreq, cmd: i32) -> i32 {
+        // SAFETY: as for `open`.
+        let (t, d) = unsafe { Self::driver(dev) };
+        // SAFETY: valid net_device.
+        if !unsafe { nb::netif_running(dev) } {
+            return EINVAL.to_errno();
+        }
+        let Ok(cmd) = u32::try_from(cmd) else {
+            return eopnotsupp().to_errno();
+        };
+        // SAFETY: `ifr` is the request in kernel memory; for the MII commands its union holds
+        // a `mii_ioctl_data` (what `if_mii` points to), which is all this reads and writes.
+        let mii = unsafe { &mut *nb::if_mii(ifr) };
+        let r = match cmd {
+            // One PHY, at address 0; none where the driver cannot read one.
+            nb::SIOCGMIIPHY => t.mii_read(d, 0).map(|_| mii.phy_id = 0),
+            nb::SIOCGMIIREG => t.mii_read(d, mii.reg_num & 0x1f).map(|v| mii.val_out = v),
+            nb::SIOCSMIIREG if mii.reg_num & !0x1f != 0 => Err(EFAULT),
+            nb::SIOCSMIIREG => t.mii_write(d, mii.reg_num, mii.val_in),
+            _ => Err(eopnotsupp()),
+        };
+        match r {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
     }
 
     /// `set_mac` trampoline.
@@ -1257,6 +1301,7 @@ impl<T: NetDevOps> Vtable<T> {
         ops.ndo_features_check = Some(Self::features_check);
         ops.ndo_fix_features = Some(Self::fix_features);
         ops.ndo_set_features = Some(Self::set_features);
+        ops.ndo_eth_ioctl = Some(Self::eth_ioctl);
         ops
     };
 }

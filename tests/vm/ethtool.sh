@@ -444,6 +444,23 @@ vlan() {
 	return $rc
 }
 
+# mii-tool (the MII ioctls): AR8151 reads its PHY at address 0 and restarts autonegotiation
+# (a BMCR write) with the link back afterwards; the Mikrotik card has no MDIO PHY: refused.
+mii() {
+	local out
+	out=$(mii-tool -v eth0 2>&1)
+	echo "$out" | head -2 | sed 's/^/= /'
+	if mt; then
+		echo "$out" | grep -q "Operation not supported"
+		return
+	fi
+	echo "$out" | grep -qE "^eth0: .*link ok" || return 1
+	echo "$out" | grep -qE "basic status: .*autonegotiation complete" || return 1
+	mii-tool -r eth0 || return 1
+	link_up || return 1
+	ping_peer
+}
+
 # Per-queue statistics over the netdev netlink family (what `ynl --family netdev --dump
 # qstats-get` shows), read with a minimal generic-netlink client: the queues in use add up
 # to the interface's totals.
@@ -544,6 +561,7 @@ check "ethtool -e: the EEPROM (AR8151 model), none on Mikrotik" eeprom
 check "ethtool -s/-r: link settings" link_settings
 check "ethtool -k/-K: offload toggles" features
 check "VLAN: tags offloaded (rxvlan/txvlan) and not" vlan
+check "mii-tool: the PHY's registers over the MII ioctls (AR8151)" mii
 check "link messages name the device and follow msglvl" msglevel_link
 check "msglvl and wol round-trip" msglevel_wol
 check "model saw no protocol error" protocol_clean

@@ -710,6 +710,13 @@ impl Device {
             self.error("dma_without_bus_master");
             return;
         }
+        // The tx DMA engine reads in requests of DMA_CTRL RREQ_BLEN (128 << n bytes); one above
+        // the Max_Read_Request_Size in DEVCTL is a malformed TLP on PCIe. The C driver clamps
+        // the block to pcie_get_readrq() (and raises a readrq below 512 to 512).
+        let rreq = 128u32 << self.reg::<regs::DMA_CTRL>().field(regs::DMA_CTRL::RREQ_BLEN);
+        if rreq > self.cfg.max_read_request() {
+            self.error("dma_read_above_mrrs");
+        }
         let base = self.tpd_base(q);
         let mut completed = false;
         while self.tpd_cons[q] != pidx {

@@ -115,6 +115,12 @@ impl ConfigSpace {
     pub fn bus_master(&self) -> bool {
         self.get16(0x04) & 0x4 != 0
     }
+
+    /// The function's Max_Read_Request_Size in bytes (PCIe DEVCTL bits 14:12): no memory
+    /// read request it sends may ask for more.
+    pub fn max_read_request(&self) -> u32 {
+        128 << ((self.get16(PCIE_CAP + 8) >> 12) & 7)
+    }
 }
 
 #[cfg(test)]

@@ -267,6 +267,9 @@ pub(crate) struct Hw {
     pub(crate) dmar_block: u32,
 }
 
+/// `DEVICE_CTRL_MAXRRS_MIN`: the smallest DMA read request block used (512 bytes).
+const DMAR_BLOCK_MIN: u32 = 2;
+
 impl Hw {
     /// Defaults of `atl1c_sw_init` for a chip.
     pub(crate) fn new(nic: NicType, revision: u8) -> Self {
@@ -286,6 +289,20 @@ impl Hw {
             rfd_burst: 8,
             dmar_block: 3,
         }
+    }
+
+    /// Fits the DMA read request block to the function's PCIe Max_Read_Request_Size
+    /// `readrq` (bytes), as `atl1c_configure_dma`: no larger, and at least 512 bytes. Returns
+    /// the Max_Read_Request_Size to set where the one found is below 512.
+    pub(crate) fn fit_read_requests(&mut self, readrq: u32) -> Option<u32> {
+        // Blocks of 128 << n bytes.
+        let max = (readrq / 128).max(1).ilog2();
+        self.dmar_block = self.dmar_block.min(max);
+        if self.dmar_block < DMAR_BLOCK_MIN {
+            self.dmar_block = DMAR_BLOCK_MIN;
+            return Some(128 << DMAR_BLOCK_MIN);
+        }
+        None
     }
 
     /// `atl1c_wait_until_idle`: polls until the `mask` busy bits of `IDLE_STATUS` clear.
@@ -1022,6 +1039,22 @@ mod tests {
             magic: v,
             reads: Cell::new(0),
         }
+    }
+
+    #[test]
+    fn read_requests_fit_mrrs() {
+        let fit = |readrq| {
+            let mut hw = Hw::new(NicType::L1d2, 0);
+            let set = hw.fit_read_requests(readrq);
+            (128u32 << hw.dmar_block, set)
+        };
+        // Below 512 (the model's reset value is 128): raised to 512, blocks of 512.
+        assert_eq!(fit(128), (512, Some(512)));
+        assert_eq!(fit(256), (512, Some(512)));
+        assert_eq!(fit(512), (512, None));
+        // Above: blocks of the default 1024, never more than allowed.
+        assert_eq!(fit(1024), (1024, None));
+        assert_eq!(fit(4096), (1024, None));
     }
 
     #[test]

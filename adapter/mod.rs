@@ -263,6 +263,12 @@ impl<'a> Adapter<'a> {
         }
         let mut hw = Hw::new(nic, revision);
         hw.hibernate = false;
+        // DMA read requests within the function's Max_Read_Request_Size, raised to 512 bytes
+        // where it is below (atl1c_configure_dma).
+        let readrq = netdev::pcie_readrq(pdev)?;
+        if let Some(rq) = hw.fit_read_requests(readrq) {
+            netdev::set_pcie_readrq(pdev, rq)?;
+        }
         let (tx_imt, rx_imt) = (hw.tx_imt, hw.rx_imt);
         let link = KBox::pin_init(new_spinlock!(None), GFP_KERNEL)?;
         let mac_stats = KBox::pin_init(new_spinlock!([0u64; MAC_STATS]), GFP_KERNEL)?;

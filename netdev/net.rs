@@ -35,6 +35,22 @@ fn pci_raw<C: kernel::device::DeviceContext>(pdev: &pci::Device<C>) -> *mut kb::
     core::ptr::from_ref(pdev).cast_mut().cast()
 }
 
+/// The PCIe Max_Read_Request_Size of `pdev`, in bytes (`pcie_get_readrq`).
+pub(crate) fn pcie_readrq(pdev: &pci::Device<Core<'_>>) -> Result<u32> {
+    // SAFETY: `pdev` is a valid, bound PCI device (a `Device<Core>` exists only in its bus
+    // callbacks); reading its PCIe capability has no other requirement.
+    let v = unsafe { kb::pcie_get_readrq(pci_raw(pdev)) };
+    u32::try_from(v).map_err(|_| Error::from_errno(v))
+}
+
+/// Sets the PCIe Max_Read_Request_Size of `pdev` to `bytes` (128 to 4096, a power of two;
+/// `pcie_set_readrq`).
+pub(crate) fn set_pcie_readrq(pdev: &pci::Device<Core<'_>>, bytes: u32) -> Result {
+    let rq = i32::try_from(bytes).map_err(|_| EINVAL)?;
+    // SAFETY: as in `pcie_readrq`; the core checks the value and the bus's limits.
+    kernel::error::to_result(unsafe { kb::pcie_set_readrq(pci_raw(pdev), rq) })
+}
+
 /// The `struct device` embedded in the PCI device.
 pub(crate) struct DmaDev(NonNull<kb::device>);
 

@@ -334,7 +334,12 @@ impl Adapter<'_> {
             match checked {
                 Ok(f) => {
                     let mut skb = buf.skb;
-                    skb.put(u32::from(f.len));
+                    if skb.put(u32::from(f.len)).is_err() {
+                        // check_rrd bounds the length by the buffer: not reached.
+                        self.rx_bad_rrd.fetch_add(1, Ordering::Relaxed);
+                        skb.drop_reason(DropReason::NotSpecified);
+                        continue;
+                    }
                     if f.l4_csum_ok && csum {
                         skb.set_csum_unnecessary();
                         csum_ok += 1;

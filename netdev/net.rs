@@ -220,10 +220,17 @@ impl SkBuff {
         })
     }
 
-    /// Appends `len` bytes the device wrote to the tail (`skb_put`).
-    pub(crate) fn put(&mut self, len: u32) {
-        // SAFETY: valid skb; the rx path only puts what fits the allocated buffer.
+    /// Appends `len` bytes the device wrote to the tail (`skb_put`); `EINVAL` where they do
+    /// not fit the tailroom (which `skb_put` would answer with a BUG).
+    pub(crate) fn put(&mut self, len: u32) -> Result {
+        // SAFETY: valid skb.
+        let room = unsafe { nb::skb_tailroom(self.raw()) };
+        if u32::try_from(room).map_or(true, |room| len > room) {
+            return Err(EINVAL);
+        }
+        // SAFETY: valid skb with `len` bytes of tailroom (checked above).
         unsafe { kb::skb_put(self.raw(), len) };
+        Ok(())
     }
 
     /// Marks the L4 checksum as verified by the device.

@@ -713,7 +713,10 @@ impl Device {
         // The tx DMA engine reads in requests of DMA_CTRL RREQ_BLEN (128 << n bytes); one above
         // the Max_Read_Request_Size in DEVCTL is a malformed TLP on PCIe. The C driver clamps
         // the block to pcie_get_readrq() (and raises a readrq below 512 to 512).
-        let rreq = 128u32 << self.reg::<regs::DMA_CTRL>().field(regs::DMA_CTRL::RREQ_BLEN);
+        let rreq = 128u32
+            << self
+                .reg::<regs::DMA_CTRL>()
+                .field(regs::DMA_CTRL::RREQ_BLEN);
         if rreq > self.cfg.max_read_request() {
             self.error("dma_read_above_mrrs");
         }

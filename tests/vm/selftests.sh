@@ -7,7 +7,8 @@
 # address families of the guest contract.
 #
 # SELFTESTS="drivers/net/ping.py ..." chooses the tests (default: the list below; commas
-# separate them too, as VM_ENV passes them).
+# separate them too, as VM_ENV passes them); SELFTESTS_EXCLUDE (the same form) leaves some out
+# of it, each named in a "# TEST: excluded" line.
 # Prints one "ok N - TEST CASE" / "not ok N - TEST CASE" line per KTAP result; a case the test
 # skipped is an "ok ... # SKIP reason" line and is counted apart. A test that ends without
 # its KTAP plan, or with a status its results do not explain, is a failure of its own.
@@ -186,6 +187,11 @@ for a in 192.0.2.1 2001:db8::1; do
 	ping_ok remote ping -c 3 -i 0.2 -W 2 $a >/dev/null || echo "# the DUT does not answer at $a"
 done
 for t in ${SELFTESTS//,/ }; do
+	case ",${SELFTESTS_EXCLUDE:-}," in *",$t,"*)
+		echo "# $t: excluded (SELFTESTS_EXCLUDE)"
+		continue
+		;;
+	esac
 	[ -x "$KST/$t" ] || { fail_check "$t: not in the install"; continue; }
 	echo "# $t"
 	case $t in

@@ -155,8 +155,6 @@ impl pci::Driver for Atl1cDriver {
             features_on: adapter.features_on(),
             // AT_TX_WATCHDOG: 5 s.
             watchdog_ms: 5000,
-            // As atl1c_probe.
-            threaded: true,
         };
         let net = netdev::NetDriver::new(pdev, adapter, cfg, c"atl1c_rs")?;
         match version {

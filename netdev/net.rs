@@ -1346,9 +1346,6 @@ pub(crate) struct NetDevConfig {
     pub(crate) features_on: u64,
     /// Tx watchdog (`watchdog_timeo`), in milliseconds.
     pub(crate) watchdog_ms: u32,
-    /// NAPI polls in kernel threads from the start (`netif_threaded_enable`); the user can
-    /// change it in `/sys/class/net/DEV/threaded` or per instance over netlink.
-    pub(crate) threaded: bool,
 }
 
 /// An allocated and registered net_device whose ops call `T`.
@@ -1418,11 +1415,6 @@ impl<T: EthtoolOps> Registration<T> {
             match cfg.mac {
                 Some(m) => nb::eth_hw_addr_set(raw, m.as_ptr()),
                 None => nb::eth_hw_addr_random(raw),
-            }
-            if cfg.threaded {
-                // The device is not visible yet, and has no NAPI instance: this only records
-                // the mode, which the instances take when `ndo_open` adds them.
-                nb::netif_threaded_enable(raw);
             }
             // `Driver::set_mac` programs the address at any time (it is the unicast filter
             // the MAC reads per frame), so `ndo_set_mac_address` works while up.

@@ -238,17 +238,8 @@ sys.exit(1 if errs or bad else 0)
 PY
 }
 
-# Both drivers poll in NAPI threads from the start (netif_threaded_enable, as atl1c_probe).
-napi_threads() {
-	local n
-	n=$(ps -e -o comm= | grep -c "^napi/")
-	echo "= threaded $(cat /sys/class/net/eth0/threaded), $n NAPI threads"
-	[ "$(cat /sys/class/net/eth0/threaded)" = 1 ] && [ "$n" -ge 2 ]
-}
-
 check "probe: eth0 is the card, bound to $DRIVER" dut_probed
 counted "link up" link_up
-check "NAPI polls in kernel threads, as the C driver's" napi_threads
 counted "ethtool eth0 speed/duplex ($PERSONALITY)" ethtool_speed
 counted "ping IPv4 DUT -> peer, 200 packets" ping_ok ping -c 200 -i 0.01 -W 2 192.0.2.2
 counted "ping IPv4 peer -> DUT, 200 packets" ping_ok remote ping -c 200 -i 0.01 -W 2 192.0.2.1

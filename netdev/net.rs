@@ -338,29 +338,9 @@ impl DmaMap {
 
     /// Unmaps it (`dev`: the device that mapped it).
     pub(crate) fn unmap(self, dev: &DmaDev) {
-        if !self.made_by(dev) {
-            return;
-        }
-        // SAFETY: a live mapping on `dev` (type invariant, and checked above), which `dev`'s
-        // invariant keeps valid; consumed here, so unmapped once.
-        unsafe {
-            if self.page {
-                nb::dma_unmap_page_attrs(
-                    dev.raw().cast(),
-                    self.addr,
-                    self.len as usize,
-                    self.dir.raw(),
-                    0,
-                )
-            } else {
-                nb::dma_unmap_single_attrs(
-                    dev.raw().cast(),
-                    self.addr,
-                    self.len as usize,
-                    self.dir.raw(),
-                    0,
-                )
-            }
+        if self.made_by(dev) {
+            // SAFETY: made by `dev` (checked above).
+            unsafe { self.unmap_attrs(dev, 0) };
         }
     }
 
@@ -370,7 +350,8 @@ impl DmaMap {
         if !self.made_by(dev) {
             return;
         }
-        // SAFETY: as in `unmap`; the sync covers `used.min(len)` bytes from the start of the
+        // SAFETY: a live mapping on `dev` (type invariant, and checked above), which `dev`'s
+        // invariant keeps valid; the sync covers `used.min(len)` bytes from the start of the
         // mapping, in its direction.
         unsafe {
             nb::dma_sync_single_for_cpu(
@@ -379,12 +360,24 @@ impl DmaMap {
                 used.min(self.len) as usize,
                 self.dir.raw(),
             );
-            let skip = kb::DMA_ATTR_SKIP_CPU_SYNC as usize;
-            let (len, dir) = (self.len as usize, self.dir.raw());
+            self.unmap_attrs(dev, kb::DMA_ATTR_SKIP_CPU_SYNC as usize);
+        }
+    }
+
+    /// Unmaps it with DMA attributes `attrs`, as it was mapped (single or page).
+    ///
+    /// # Safety
+    ///
+    /// `dev` made it ([`Self::made_by`]).
+    unsafe fn unmap_attrs(self, dev: &DmaDev, attrs: usize) {
+        let (len, dir) = (self.len as usize, self.dir.raw());
+        // SAFETY: a live mapping on `dev` (type invariant, and the function's requirement),
+        // which `dev`'s invariant keeps valid; consumed here, so unmapped once.
+        unsafe {
             if self.page {
-                nb::dma_unmap_page_attrs(dev.raw().cast(), self.addr, len, dir, skip)
+                nb::dma_unmap_page_attrs(dev.raw().cast(), self.addr, len, dir, attrs)
             } else {
-                nb::dma_unmap_single_attrs(dev.raw().cast(), self.addr, len, dir, skip)
+                nb::dma_unmap_single_attrs(dev.raw().cast(), self.addr, len, dir, attrs)
             }
         }
     }
@@ -1494,15 +1487,10 @@ unsafe extern "C" fn dim_work<T: EthtoolOps>(work: *mut kb::work_struct) {
     let dim = t.napi_set();
     // The state is read and written under the DIM lock, as NAPI's samples and ethtool's
     // restarts do.
-    let Some(usec) = dim.with_dim(true, |dm| {
-        // SAFETY: the DIM state of a live device (`with_dim` hands out only that), under
-        // its lock; the profile index and mode are DIM's own.
-        let m = unsafe { nb::net_dim_get_rx_moderation((*dm).mode, (*dm).profile_ix.into()) };
-        m.usec
-    }) else {
+    let Some(usec) = dim.dim_profile_usecs() else {
         return;
     };
-    t.dim_update(d, u32::from(usec));
+    t.dim_update(d, usec);
     let _ = dim.with_dim(true, |dm| {
         // SAFETY: as above; this is how DIM users end a measurement cycle.
         unsafe { (*dm).state = nb::dim_state_DIM_START_MEASURE as u8 };

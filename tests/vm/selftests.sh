@@ -194,6 +194,7 @@ for t in ${SELFTESTS//,/ }; do
 	esac
 	[ -x "$KST/$t" ] || { fail_check "$t: not in the install"; continue; }
 	echo "# $t"
+	t0=$SECONDS
 	case $t in
 	net/netdevice.sh) run_netdevice "$t" ;;
 	drivers/net/hw/ethtool_std_stats.sh)
@@ -209,6 +210,7 @@ for t in ${SELFTESTS//,/ }; do
 		;;
 	*) run_test "$t" ;;
 	esac
+	echo "# $t: $((SECONDS - t0)) s"
 done
 check "kernel log: no warning, oops or lockdep report" no_kernel_report
 echo "$SKIPPED skipped, $XFAILED expected failures (the list in tests/vm/selftests.sh)"

@@ -603,7 +603,13 @@ check "ethtool -d: the C driver's dump layout" regs_dump
 check "ethtool -e: the EEPROM (AR8151 model), none on Mikrotik" eeprom
 check "ethtool -s/-r: link settings" link_settings
 check "ethtool -k/-K: offload toggles" features
-check "VLAN: tags offloaded (rxvlan/txvlan) and not" vlan
+# The test kernel has no 802.1Q support yet (issue 13 adds CONFIG_VLAN_8021Q): said, not run.
+if ip link add link eth0 name eth0.4000 type vlan id 4000 2>/dev/null; then
+	ip link del eth0.4000
+	check "VLAN: tags offloaded (rxvlan/txvlan) and not" vlan
+else
+	echo "# VLAN: not checked, this kernel has no 802.1Q VLAN support"
+fi
 check "mii-tool: the PHY's registers over the MII ioctls (AR8151)" mii
 check "link messages name the device and follow msglvl" msglevel_link
 check "msglvl and wol round-trip" msglevel_wol

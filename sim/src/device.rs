@@ -110,6 +110,8 @@ pub struct Counters {
     pub vlan_inserted: u64,
     /// Received frames whose VLAN tag went into the RRD (`MAC_CTRL_RMV_VLAN`).
     pub vlan_stripped: u64,
+    /// Times the PHY was powered down (`GPHY_CTRL`; AR8151).
+    pub phy_power_downs: u64,
     /// Driver protocol errors, by kind.
     pub protocol_errors: BTreeMap<&'static str, u64>,
     /// Interrupts re-sent by the retrigger timer because the driver had not acknowledged
@@ -232,6 +234,10 @@ pub struct Device {
     rfd_cons: [u16; 4],
     rrd_prod: [u16; 4],
     link: bool,
+    /// The AR8151's PHY is powered down (`GPHY_CTRL` `PWDOWN_HW` or `PHY_IDDQ`, what
+    /// `atl1c_power_saving` writes on remove, shutdown and suspend): no link, no frame on the
+    /// wire either way, until a write takes it out of reset with power (`EXT_RESET`).
+    phy_down: bool,
     speed: u32,
     /// Fault: the tx DMA engine hangs (doorbells are counted but nothing is fetched) until a
     /// soft reset.
@@ -280,6 +286,7 @@ impl Device {
             rfd_cons: [0; 4],
             rrd_prod: [0; 4],
             link: true,
+            phy_down: false,
             tx_hung: false,
             faults: Faults::default(),
             speed: match pers {
@@ -454,6 +461,10 @@ impl Device {
                 self.set(o, r.with_bit(regs::MASTER_CTRL::SOFT_RST, false).raw());
                 self.update_irq(env);
             }
+            o if o == regs::GPHY_CTRL::OFFSET => {
+                self.set(o, v);
+                self.gphy_ctrl(env, regs::GPHY_CTRL(v));
+            }
             o if o == regs::MDIO_CTRL::OFFSET => {
                 if self.mdio(v) {
                     self.isr |= regs::ISR::GPHY.mask();
@@ -621,6 +632,39 @@ impl Device {
         self.link
     }
 
+    /// Whether frames pass between the MAC and the wire: a link, and a PHY with power.
+    fn wire_up(&self) -> bool {
+        self.link && !self.phy_down
+    }
+
+    /// Whether the PHY is powered down.
+    pub fn phy_powered_down(&self) -> bool {
+        self.phy_down
+    }
+
+    /// A `GPHY_CTRL` write (AR8151; the Mikrotik NIC has no PHY there): `PWDOWN_HW` or
+    /// `PHY_IDDQ` powers the PHY down, its link drops without an interrupt; a later write
+    /// that clears both and takes the PHY out of reset (`EXT_RESET`, as `atl1c_phy_reset`
+    /// does) powers it up, and it links again if the cable is in.
+    fn gphy_ctrl(&mut self, env: &mut dyn Env, r: regs::GPHY_CTRL) {
+        use regs::GPHY_CTRL as G;
+        if self.mikrotik() {
+            return;
+        }
+        let off = r.bit(G::PWDOWN_HW) || r.bit(G::PHY_IDDQ);
+        if off && !self.phy_down {
+            self.phy_down = true;
+            self.counters.phy_power_downs += 1;
+            let _ = self.phy.set_link(false);
+        } else if !off && self.phy_down && r.bit(G::EXT_RESET) {
+            self.phy_down = false;
+            if self.link && self.phy.set_link(true) {
+                self.isr |= regs::ISR::GPHY.mask();
+                self.update_irq(env);
+            }
+        }
+    }
+
     /// Takes the link up or down (cable / link partner), raising the link interrupt the way the
     /// hardware does: ISR_GPHY (through the PHY's interrupt enable on AR8151).
     pub fn set_link(&mut self, env: &mut dyn Env, up: bool) {
@@ -630,6 +674,9 @@ impl Device {
         self.link = up;
         let raise = if self.mikrotik() {
             true
+        } else if self.phy_down {
+            // A PHY without power sees no cable and raises nothing.
+            false
         } else {
             self.phy.set_link(up)
         };
@@ -812,7 +859,7 @@ impl Device {
                 self.error("tx_frame_exceeds_mtu");
                 continue;
             }
-            if !self.link {
+            if !self.wire_up() {
                 continue;
             }
             env.transmit(&f);
@@ -871,7 +918,7 @@ impl Device {
     /// the reason it was not received otherwise.
     fn place(&mut self, env: &mut dyn Env, frame: &[u8]) -> Result<(), RxFiltered> {
         // A card that is gone has no link either.
-        if !self.link || self.faults.removed {
+        if !self.wire_up() || self.faults.removed {
             return Err(RxFiltered::LinkDown);
         }
         if !self.rx_enabled() {
@@ -1129,6 +1176,8 @@ impl Device {
                 Personality::Ar8151 => "ar8151",
             },
             "link": self.link,
+            "phy_powered_down": self.phy_down,
+            "phy_power_downs": c.phy_power_downs,
             "tx_hung": self.tx_hung,
             "reset_stuck": self.faults.reset_stuck,
             "faults": self.faults.injected,

@@ -167,6 +167,30 @@ pub(crate) struct Link {
     pub(crate) full_duplex: bool,
 }
 
+/// What the card may wake the host on while powered down (`AT_WUFC_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Wake {
+    /// A magic packet (`AT_WUFC_MAG`, ethtool `g`).
+    pub(crate) magic: bool,
+    /// A link change (`AT_WUFC_LNKC`, ethtool `p`).
+    pub(crate) link_change: bool,
+}
+
+impl Wake {
+    /// Nothing: the PHY powers down with the rest (remove, or shutdown without WoL).
+    pub(crate) const NONE: Self = Self {
+        magic: false,
+        link_change: false,
+    };
+
+    fn any(self) -> bool {
+        self.magic || self.link_change
+    }
+}
+
+/// `L2CB_V11`: the L2CB revision that also needs the pattern wake bits for a magic packet.
+const L2CB_V11: u8 = 0xc1;
+
 /// `AT_HW_MAX_IDLE_DELAY`: idle polls, 1 ms apart.
 const MAX_IDLE_POLLS: u32 = 10;
 /// `MDIO_MAX_AC_TO`: MDIO polls, 10 us apart.
@@ -641,6 +665,86 @@ impl Hw {
             regs::phy::MII_IER,
             regs::phy::IER_LINK_UP | regs::phy::IER_LINK_DOWN,
         )
+    }
+
+    /// `atl1c_power_saving`: the MAC stopped, and the card set for the host's sleep. Without
+    /// anything to wake on, the PHY powers down (`PHY_IDDQ`, `PWDOWN_HW`) and the MAC's
+    /// clock is gated: what remove and a shutdown without WoL leave. Otherwise the PHY stays up
+    /// (out of reset) and `WOL_CTRL` arms the wake events, the receiver on for a magic packet.
+    /// `link` is the link the MAC ran at (`None`: down, as after `atl1c_down`). A later
+    /// [`Hw::phy_reset`] powers the PHY up again.
+    pub(crate) fn power_saving(
+        &self,
+        io: &impl RegIo,
+        wake: Wake,
+        link: Option<Link>,
+    ) -> Result<(), HwError> {
+        use regs::{
+            GPHY_CTRL as G,
+            MAC_CTRL as C,
+            MASTER_CTRL as M,
+            WOL_CTRL as W, //
+        };
+        let speed = if link.is_some_and(|l| l.speed == 1000) {
+            regs::MacSpeed::Speed1000
+        } else {
+            regs::MacSpeed::Speed10_100
+        };
+        let mut master = io.read::<M>().with_bit(M::CLK_SEL_DIS, false);
+        let mut mac = io
+            .read::<C>()
+            .with_field(C::SPEED, speed as u32)
+            .with_bit(C::DUPLX, link.is_some_and(|l| l.full_duplex))
+            .with_bit(C::RX_EN, false)
+            .with_bit(C::TX_EN, false);
+        let mut phy = io
+            .read::<G>()
+            .with_bit(G::EXT_RESET, false)
+            // GPHY_CTRL_CLS
+            .with_bit(G::LED_MODE, false)
+            .with_bit(G::AB100_EN, false)
+            .with_bit(G::PHY_PLL_ON, false)
+            .with_bit(G::SEL_ANA_RST, true)
+            .with_bit(G::HIB_PULSE, true)
+            .with_bit(G::HIB_EN, true);
+        let mut wol = W(0);
+        if !wake.any() {
+            master = master.with_bit(M::CLK_SEL_DIS, true);
+            phy = phy.with_bit(G::PHY_IDDQ, true).with_bit(G::PWDOWN_HW, true);
+        } else {
+            phy = phy.with_bit(G::EXT_RESET, true);
+            if wake.magic {
+                mac = mac.with_bit(C::RX_EN, true).with_bit(C::BC_EN, true);
+                wol = wol
+                    .with_bit(W::MAGIC_EN, true)
+                    .with_bit(W::MAGIC_PME_EN, true);
+                if self.nic == NicType::L2cB && self.revision == L2CB_V11 {
+                    wol = wol
+                        .with_bit(W::PATTERN_EN, true)
+                        .with_bit(W::PATTERN_PME_EN, true);
+                }
+            }
+            if wake.link_change {
+                wol = wol
+                    .with_bit(W::LINK_CHG_EN, true)
+                    .with_bit(W::LINK_CHG_PME_EN, true);
+            }
+        }
+        // The PHY's part goes through MDIO; as in C, a PHY that does not answer does not keep
+        // the MAC from being set for sleep: the error is returned once the registers are.
+        let mut mdio = Ok(());
+        if wake.any() && self.nic.has_mdio_phy() {
+            if wake.link_change {
+                mdio = self.write_phy(io, regs::phy::MII_IER, regs::phy::IER_LINK_UP);
+            }
+            // Clears the PHY's pending interrupt.
+            mdio = mdio.and(self.read_phy(io, regs::phy::MII_ISR).map(|_| ()));
+        }
+        io.write(master);
+        io.write(mac);
+        io.write(phy);
+        io.write(wol);
+        mdio
     }
 
     /// `atl1c_phy_init`: checks the PHY answers, advertises everything the chip can do and

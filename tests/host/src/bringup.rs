@@ -248,3 +248,82 @@ fn eeprom_reads_back_the_image() {
         "a request nobody answers times out"
     );
 }
+
+#[test]
+fn power_saving_powers_the_phy_down_and_phy_reset_brings_it_back() {
+    let io = ModelIo::new(Personality::Ar8151);
+    let (hw, _, link) = bring_up(&io);
+    assert!(hw.link_up(&io).expect("link"));
+    // Remove: the link the MAC ran at is gone (atl1c_down), nothing to wake on.
+    hw.power_saving(&io, hw::Wake::NONE, None)
+        .expect("power saving");
+    assert!(io.dev.borrow().phy_powered_down());
+    assert_eq!(io.dev.borrow().counters.phy_power_downs, 1);
+    assert!(!hw.link_up(&io).expect("BMSR"), "no link without power");
+    let m = regs::MASTER_CTRL(io.read32(regs::MASTER_CTRL::OFFSET));
+    assert!(m.bit(regs::MASTER_CTRL::CLK_SEL_DIS));
+    let mac = regs::MAC_CTRL(io.read32(regs::MAC_CTRL::OFFSET));
+    assert!(!mac.bit(regs::MAC_CTRL::TX_EN) && !mac.bit(regs::MAC_CTRL::RX_EN));
+    assert_eq!(io.read32(regs::WOL_CTRL::OFFSET), 0);
+    // The next probe's PHY reset powers it up, and it links again.
+    hw.phy_reset(&io).expect("PHY reset");
+    assert!(!io.dev.borrow().phy_powered_down());
+    hw.phy_init(&io).expect("PHY init");
+    assert!(hw.link_up(&io).expect("link"));
+    assert_eq!(hw.link(&io).expect("link"), link);
+    assert!(io.dev.borrow().counters.protocol_errors.is_empty());
+}
+
+#[test]
+fn power_saving_with_wake_on_magic_keeps_the_phy_and_the_receiver() {
+    let io = ModelIo::new(Personality::Ar8151);
+    let (hw, _, link) = bring_up(&io);
+    let wake = hw::Wake {
+        magic: true,
+        link_change: true,
+    };
+    hw.power_saving(&io, wake, Some(link))
+        .expect("power saving");
+    assert!(!io.dev.borrow().phy_powered_down());
+    let w = regs::WOL_CTRL(io.read32(regs::WOL_CTRL::OFFSET));
+    assert!(w.bit(regs::WOL_CTRL::MAGIC_EN) && w.bit(regs::WOL_CTRL::MAGIC_PME_EN));
+    assert!(w.bit(regs::WOL_CTRL::LINK_CHG_EN) && w.bit(regs::WOL_CTRL::LINK_CHG_PME_EN));
+    assert!(
+        !w.bit(regs::WOL_CTRL::PATTERN_EN),
+        "pattern bits only on L2CB v1.1"
+    );
+    let mac = regs::MAC_CTRL(io.read32(regs::MAC_CTRL::OFFSET));
+    assert!(mac.bit(regs::MAC_CTRL::RX_EN) && mac.bit(regs::MAC_CTRL::BC_EN));
+    assert!(!mac.bit(regs::MAC_CTRL::TX_EN));
+    assert!(mac.bit(regs::MAC_CTRL::DUPLX));
+    assert_eq!(
+        mac.field(regs::MAC_CTRL::SPEED),
+        regs::MacSpeed::Speed1000 as u32
+    );
+    let m = regs::MASTER_CTRL(io.read32(regs::MASTER_CTRL::OFFSET));
+    assert!(!m.bit(regs::MASTER_CTRL::CLK_SEL_DIS));
+}
+
+#[test]
+fn power_saving_on_mikrotik_never_touches_mdio() {
+    let io = ModelIo::new(Personality::Mikrotik);
+    let (hw, _, _) = bring_up(&io);
+    let mdio = io.count(regs::MDIO_CTRL::OFFSET);
+    hw.power_saving(
+        &io,
+        hw::Wake {
+            magic: true,
+            link_change: true,
+        },
+        None,
+    )
+    .expect("power saving");
+    hw.power_saving(&io, hw::Wake::NONE, None)
+        .expect("power saving");
+    assert_eq!(
+        io.count(regs::MDIO_CTRL::OFFSET),
+        mdio,
+        "no PHY behind MDIO"
+    );
+    assert!(io.dev.borrow().counters.protocol_errors.is_empty());
+}

@@ -183,7 +183,7 @@ impl pci::Driver for Atl1cDriver {
         // Close and unregister the interface while its interrupts are still served, then
         // quiet the card; the line is freed when the data drops.
         this.net.unregister();
-        this.net.data().restore_perm_mac();
+        this.net.data().release_card();
         this.net.data().quiesce();
         this.net.synchronize_irq();
         dev_dbg!(pdev, "{} unbound\n", this.nic.name());

@@ -419,16 +419,22 @@ impl Adapter<'_> {
         Ok(mac)
     }
 
-    /// Gives the card back the station address it came with (`atl1c_remove`), so that the
-    /// next probe reads the permanent address, not the last one set with `ip link`.
-    pub(crate) fn restore_perm_mac(&self) {
-        let v = self.perm_mac.load(Ordering::Relaxed);
-        if v & PERM_MAC_VALID == 0 || self.gone.load(Ordering::Relaxed) {
+    /// What `atl1c_remove` leaves the card in, once the interface is closed: the station
+    /// address it came with (so that the next probe reads the permanent address, not the
+    /// last one set with `ip link`), the MAC stopped and the PHY powered down
+    /// (`atl1c_phy_disable`); the next probe's PHY reset powers it up.
+    pub(crate) fn release_card(&self) {
+        if self.gone.load(Ordering::Relaxed) {
             return;
         }
-        // CAST: the six low bytes, most significant first.
-        let mac: [u8; 6] = core::array::from_fn(|i| (v >> (8 * (5 - i))) as u8);
-        self.hw.set_mac_addr(&self.io(), mac);
+        let v = self.perm_mac.load(Ordering::Relaxed);
+        if v & PERM_MAC_VALID != 0 {
+            // CAST: the six low bytes, most significant first.
+            let mac: [u8; 6] = core::array::from_fn(|i| (v >> (8 * (5 - i))) as u8);
+            self.hw.set_mac_addr(&self.io(), mac);
+        }
+        // Nothing to wake on: no MDIO access, so no error (the link is down once closed).
+        let _ = self.hw.power_saving(&self.io(), hw::Wake::NONE, None);
     }
 
     /// Masks every interrupt (unbind).

@@ -279,4 +279,18 @@ check "link flap: carrier follows the link, traffic resumes" link_flap
 check "kernel log: no warning, oops or lockdep report" kernel_log_clean
 check "rmmod $DRIVER leaves no net_device behind" driver_unloads
 
+# What remove leaves the AR8151 in (atl1c_remove -> atl1c_phy_disable): the PHY powered down,
+# nothing to wake on; the next probe's PHY reset powers it up and the link returns. The
+# Mikrotik NIC has no PHY there.
+phy_off_then_back() {
+	[ "$(sim phy_powered_down)" = true ] || { echo "the PHY still has power after rmmod"; return 1; }
+	echo "= the model powered the PHY down $(sim phy_power_downs) time(s)"
+	insmod "$(ls /job/modules/*-"$DRIVER".ko)" && dut_setup && link_up || return 1
+	[ "$(sim phy_powered_down)" = false ] || { echo "the PHY stays down after insmod"; return 1; }
+	ping_ok ping -c 10 -i 0.05 -W 2 192.0.2.2
+}
+if [ "$PERSONALITY" = ar8151 ]; then
+	check "rmmod powers the PHY down, insmod brings the link back" phy_off_then_back
+fi
+
 summary

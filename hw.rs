@@ -188,6 +188,15 @@ impl Wake {
     }
 }
 
+/// `GPHY_CTRL` less `GPHY_CTRL_CLS` (LED mode, 100BASE-T amplitude, PLL always on): what
+/// both the PHY reset and the power-saving sequence clear.
+fn gphy_cls_cleared(g: regs::GPHY_CTRL) -> regs::GPHY_CTRL {
+    use regs::GPHY_CTRL as G;
+    g.with_bit(G::LED_MODE, false)
+        .with_bit(G::AB100_EN, false)
+        .with_bit(G::PHY_PLL_ON, false)
+}
+
 /// `L2CB_V11`: the L2CB revision that also needs the pattern wake bits for a magic packet.
 const L2CB_V11: u8 = 0xc1;
 
@@ -617,15 +626,11 @@ impl Hw {
         if !self.nic.has_mdio_phy() {
             return Ok(());
         }
-        let mut g = io
-            .read::<G>()
+        let mut g = gphy_cls_cleared(io.read::<G>())
             .with_bit(G::EXT_RESET, false)
             .with_bit(G::PHY_IDDQ, false)
             .with_bit(G::GATE_25M_EN, false)
             .with_bit(G::PWDOWN_HW, false)
-            .with_bit(G::LED_MODE, false)
-            .with_bit(G::AB100_EN, false)
-            .with_bit(G::PHY_PLL_ON, false)
             .with_bit(G::SEL_ANA_RST, true);
         g = g
             .with_bit(G::HIB_EN, !self.hib_disable)
@@ -697,13 +702,8 @@ impl Hw {
             .with_bit(C::DUPLX, link.is_some_and(|l| l.full_duplex))
             .with_bit(C::RX_EN, false)
             .with_bit(C::TX_EN, false);
-        let mut phy = io
-            .read::<G>()
+        let mut phy = gphy_cls_cleared(io.read::<G>())
             .with_bit(G::EXT_RESET, false)
-            // GPHY_CTRL_CLS
-            .with_bit(G::LED_MODE, false)
-            .with_bit(G::AB100_EN, false)
-            .with_bit(G::PHY_PLL_ON, false)
             .with_bit(G::SEL_ANA_RST, true)
             .with_bit(G::HIB_PULSE, true)
             .with_bit(G::HIB_EN, true);

@@ -45,6 +45,8 @@
 #                         the guest's init does this before every scenario
 # driver_removed          eth0 down, rmmod $DRIVER, each within 30 s: no net_device of the
 #                         card is left
+# driver_loads            insmod $DRIVER again (the module the guest's init loaded), then
+#                         dut_setup and link_up: the card back as eth0 with its addresses
 # driver_unloads          driver_removed, and kernel_log_clean
 #
 # JSON is read with jq: a TCG guest takes most of a second to start python.
@@ -266,6 +268,17 @@ driver_removed() {
 	completes 30 rmmod "$DRIVER" || return 1
 	left=$(card_netdevs)
 	[ -z "$left" ] || { echo "$left" | sed 's/$/ still registered/'; return 1; }
+}
+
+driver_loads() {
+	local ko
+	for ko in /job/modules/*-"$DRIVER".ko; do
+		[ -f "$ko" ] || break
+		insmod "$ko" && dut_setup && link_up
+		return
+	done
+	echo "no module for $DRIVER in /job/modules"
+	return 1
 }
 
 driver_unloads() {

@@ -9,7 +9,6 @@ set -u
 source "$VM_LIB"
 
 RELOADS=${RELOADS:-3}
-KO=$(ls /job/modules/*-"$DRIVER".ko)
 
 # pktgen on eth0 without end (count 0), in the background.
 pktgen_start() {
@@ -26,10 +25,6 @@ pktgen_start() {
 	PKTGEN=$!
 }
 
-# The card back as eth0 with its addresses, as the guest's init left it.
-reprobe() {
-	insmod "$KO" && dut_setup && link_up
-}
 
 reloads() {
 	local i j
@@ -51,7 +46,7 @@ reloads() {
 		done
 		kill -0 $PKTGEN 2>/dev/null && { echo "pktgen did not stop"; return 1; }
 		wait $PKTGEN 2>/dev/null
-		reprobe || return 1
+		driver_loads || return 1
 		ping_resumes >/dev/null || { echo "no traffic after reload $i"; return 1; }
 	done
 	echo "= $RELOADS rmmod (under pktgen and a flood) and insmod"
@@ -65,7 +60,7 @@ perm_mac_restored() {
 	perm=$(cat /sys/class/net/eth0/address)
 	ip link set eth0 address 02:00:5e:10:20:30 || return 1
 	completes 30 rmmod "$DRIVER" || return 1
-	reprobe || return 1
+	driver_loads || return 1
 	echo "= $perm, then 02:00:5e:10:20:30, then after rmmod and insmod $(cat /sys/class/net/eth0/address)"
 	[ "$(cat /sys/class/net/eth0/address)" = "$perm" ] || return 1
 	ping_resumes

@@ -541,7 +541,13 @@ impl Device {
         ] {
             self.set(r, 0);
         }
-        self.isr = 0;
+        // The MAC's status goes, but the AR8151's PHY still holds its interrupt line until
+        // the driver reads MII_ISR: the link change it signals is latched again at once.
+        self.isr = if !self.mikrotik() && !self.phy_down && self.phy.irq_pending() {
+            regs::ISR::GPHY.mask()
+        } else {
+            0
+        };
         self.signalled = 0;
         self.dis_int = false;
         self.tx_hung = false;

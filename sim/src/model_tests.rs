@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::device::{Device, Personality};
 use crate::net;
+use crate::phy;
 use crate::regs::{self, queue, Register};
 use crate::ring::{self, tpd, Rrd, Tpd};
 use crate::testbed;
@@ -116,6 +117,56 @@ fn mdio_reaches_the_phy_on_ar8151_only() {
     assert_eq!(mdio_read(&mut ar, &mut e, 0x11), 0xbc00);
     let mut mt = Device::new(Personality::Mikrotik, MAC);
     assert_eq!(mdio_read(&mut mt, &mut e, 2), 0xffff);
+}
+
+fn mdio_write(d: &mut Device, e: &mut TestEnv, reg: u32, data: u16) {
+    let v = regs::MDIO_CTRL::default()
+        .with_bit(regs::MDIO_CTRL::START, true)
+        .with_bit(regs::MDIO_CTRL::SPRES_PRMBL, true)
+        .with_field(regs::MDIO_CTRL::REG, reg)
+        .with_field(regs::MDIO_CTRL::DATA, u32::from(data));
+    w32(d, e, regs::MDIO_CTRL::OFFSET, v.raw());
+}
+
+#[test]
+fn a_soft_reset_keeps_the_phy_interrupt_the_driver_has_not_read() {
+    let gphy = regs::ISR::GPHY.mask();
+    let soft_reset = |d: &mut Device, e: &mut TestEnv| {
+        w32(d, e, regs::MASTER_CTRL::OFFSET, 0xce1);
+    };
+    let (mut d, mut e) = up(Personality::Ar8151);
+    mdio_write(
+        &mut d,
+        &mut e,
+        0x12,
+        phy::PHY_ISR_LINK_UP | phy::PHY_ISR_LINK_DOWN,
+    );
+    d.set_link(&mut e, false);
+    d.set_link(&mut e, true);
+    assert_eq!(r32(&mut d, &mut e, regs::ISR::OFFSET) & gphy, gphy);
+    // atl1c_check_link_status resets the MAC for the link down before it looks again.
+    soft_reset(&mut d, &mut e);
+    assert_eq!(
+        r32(&mut d, &mut e, regs::ISR::OFFSET) & gphy,
+        gphy,
+        "the PHY still signals the link-up"
+    );
+    assert_eq!(
+        mdio_read(&mut d, &mut e, 0x13),
+        phy::PHY_ISR_LINK_UP | phy::PHY_ISR_LINK_DOWN
+    );
+    w32(&mut d, &mut e, regs::ISR::OFFSET, gphy);
+    soft_reset(&mut d, &mut e);
+    assert_eq!(
+        r32(&mut d, &mut e, regs::ISR::OFFSET) & gphy,
+        0,
+        "read and acked"
+    );
+    // The Mikrotik NIC has no PHY: its link status goes with the reset.
+    let (mut mt, mut e) = up(Personality::Mikrotik);
+    mt.set_link(&mut e, false);
+    soft_reset(&mut mt, &mut e);
+    assert_eq!(r32(&mut mt, &mut e, regs::ISR::OFFSET) & gphy, 0);
 }
 
 #[test]

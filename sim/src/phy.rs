@@ -86,6 +86,13 @@ impl Phy {
         self.regs[MII_IER as usize] & bit != 0
     }
 
+    /// Whether the PHY's interrupt line is asserted: an enabled interrupt status bit not yet
+    /// read (and so cleared) from `MII_ISR`. The line is a level: the MAC latches it into
+    /// `ISR_GPHY` again after a soft reset clears its own status.
+    pub fn irq_pending(&self) -> bool {
+        self.regs[MII_ISR as usize] & self.regs[MII_IER as usize] != 0
+    }
+
     /// Reads a clause-22 register.
     pub fn read(&mut self, reg: u8) -> u16 {
         let reg = reg & 0x1f;
@@ -189,8 +196,10 @@ mod tests {
         assert!(p.set_link(false));
         assert_eq!(p.read(MII_BMSR) & BMSR_LSTATUS, 0);
         assert_eq!(p.read(MII_GIGA_PSSR) & 0x0800, 0);
+        assert!(p.irq_pending());
         assert_eq!(p.read(MII_ISR), PHY_ISR_LINK_DOWN);
         assert_eq!(p.read(MII_ISR), 0, "read clears");
+        assert!(!p.irq_pending());
         assert!(!p.set_link(false));
     }
 

@@ -22,8 +22,8 @@ use kernel::{
 
 use super::{
     bindings as nb,
-    net::{
-        NetDev,
+    device::NetDev,
+    ops::{
         NetDevOps,
         Vtable, //
     },
@@ -48,12 +48,6 @@ impl From<Error> for ExtErr {
     fn from(err: Error) -> Self {
         Self { err, msg: c"" }
     }
-}
-
-/// `-EOPNOTSUPP` (the kernel crate names only `ENOTSUPP`, which ethtool users do not expect).
-pub(crate) fn eopnotsupp() -> Error {
-    // CAST: a small errno constant.
-    Error::from_errno(-(kb::EOPNOTSUPP as i32))
 }
 
 /// Result of a request that can explain its failure.

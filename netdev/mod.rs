@@ -7,6 +7,7 @@
 //! and small safe wrappers over them. Driver code above this layer is safe Rust.
 
 use kernel::{
+    bindings as kb,
     device::Core,
     dma::{
         Device as _,
@@ -49,10 +50,22 @@ mod bindings {
     include!("bindings_generated.rs");
 }
 
+use bindings as nb;
+
+mod device;
+mod dma;
 mod ethtool;
-mod net;
+mod napi;
+mod ops;
+mod registration;
+mod skb;
+pub(crate) use device::*;
+pub(crate) use dma::*;
 pub(crate) use ethtool::*;
-pub(crate) use net::*;
+pub(crate) use napi::*;
+pub(crate) use ops::*;
+pub(crate) use registration::*;
+pub(crate) use skb::*;
 
 /// `netdev_err!(dev, "fmt", args...)`: logs at `KERN_ERR` with the device's names in front
 /// ([`NetDev::printk`]), as the C macro of that name.
@@ -90,6 +103,45 @@ pub(crate) fn set_dma_mask_32(pdev: &pci::Device<Core<'_>>) -> Result {
     // before any DMA memory is allocated or mapped for the device), so no DMA allocation or
     // mapping can run concurrently with the mask change.
     unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<32>()) }
+}
+
+/// The raw `struct device` of a PCI device, for DMA and parenting.
+pub(super) fn pci_raw<C: kernel::device::DeviceContext>(pdev: &pci::Device<C>) -> *mut kb::pci_dev {
+    // CAST: `pci::Device` is `#[repr(transparent)]` over `Opaque<struct pci_dev>`.
+    core::ptr::from_ref(pdev).cast_mut().cast()
+}
+
+/// The PCIe Max_Read_Request_Size of `pdev`, in bytes (`pcie_get_readrq`).
+pub(crate) fn pcie_readrq(pdev: &pci::Device<Core<'_>>) -> Result<u32> {
+    // SAFETY: `pdev` is a valid, bound PCI device (a `Device<Core>` exists only in its bus
+    // callbacks); reading its PCIe capability has no other requirement.
+    let v = unsafe { kb::pcie_get_readrq(pci_raw(pdev)) };
+    u32::try_from(v).map_err(|_| Error::from_errno(v))
+}
+
+/// Sets the PCIe Max_Read_Request_Size of `pdev` to `bytes` (128 to 4096, a power of two;
+/// `pcie_set_readrq`).
+pub(crate) fn set_pcie_readrq(pdev: &pci::Device<Core<'_>>, bytes: u32) -> Result {
+    let rq = i32::try_from(bytes).map_err(|_| EINVAL)?;
+    // SAFETY: as in `pcie_readrq`; the core checks the value and the bus's limits.
+    kernel::error::to_result(unsafe { kb::pcie_set_readrq(pci_raw(pdev), rq) })
+}
+
+/// Runs `f` with softirqs disabled on this CPU, so that locks shared with NAPI and the xmit
+/// path can be taken from process context (`local_bh_disable`). `f` must not sleep.
+pub(crate) fn bh_disabled<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: paired with the enable below; no other precondition.
+    unsafe { nb::atl1c_rs_bh_disable() };
+    let r = f();
+    // SAFETY: paired with the disable above, on the same CPU (no sleeping in between).
+    unsafe { nb::atl1c_rs_bh_enable() };
+    r
+}
+
+/// `-EOPNOTSUPP` (the kernel crate names only `ENOTSUPP`, which ethtool users do not expect).
+pub(crate) fn eopnotsupp() -> Error {
+    // CAST: a small errno constant.
+    Error::from_errno(-(kb::EOPNOTSUPP as i32))
 }
 
 /// Layout guard: the generated bindings must agree with the C compiler on every struct the

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An owned `sk_buff`: its layout for the tx path, mapping its buffers, and every way out.
+
+use core::ptr::NonNull;
+
+use kernel::{
+    bindings as kb,
+    prelude::*, //
+};
+
+use super::{
+    bindings as nb,
+    device::NetDev,
+    dma::{
+        Dir,
+        DmaDev,
+        DmaMap, //
+    },
+    napi::Napi, //
+};
+
+/// An owned `struct sk_buff`.
+///
+/// # Invariants
+///
+/// The pointer is a valid skb owned by this value; it is released only through one of the
+/// consuming methods (never by a silent destructor).
+pub(crate) struct SkBuff(NonNull<kb::sk_buff>);
+
+// SAFETY: an owned skb may move between CPUs (the network stack does it all the time).
+unsafe impl Send for SkBuff {}
+
+/// What the tx path needs from an skb.
+pub(crate) type SkbInfo = nb::atl1c_rs_skb_info;
+
+impl SkBuff {
+    /// Takes ownership of an skb handed over by the stack.
+    ///
+    /// # Safety
+    ///
+    /// `skb` must be a valid skb whose ownership passes to the caller.
+    pub(super) unsafe fn from_raw(skb: *mut kb::sk_buff) -> Option<Self> {
+        // INVARIANT: the caller passes ownership of a valid skb.
+        NonNull::new(skb).map(Self)
+    }
+
+    pub(super) fn raw(&self) -> *mut kb::sk_buff {
+        self.0.as_ptr()
+    }
+
+    /// Allocates an rx skb of `len` bytes for `napi` (or the netdev outside NAPI).
+    pub(crate) fn alloc_rx(dev: &NetDev, napi: Option<&Napi>, len: u32) -> Option<Self> {
+        let skb = match napi {
+            // SAFETY: `napi` is a registered NAPI instance of `dev`.
+            Some(n) => unsafe { nb::napi_alloc_skb(n.raw(), len) },
+            // SAFETY: `dev` is a valid registered net_device (type invariant of `NetDev`).
+            None => unsafe { nb::netdev_alloc_skb(dev.raw(), len) },
+        };
+        // SAFETY: a fresh skb, owned by us.
+        unsafe { Self::from_raw(skb) }
+    }
+
+    /// Length of the data.
+    pub(crate) fn len(&self) -> u32 {
+        // SAFETY: valid skb by the type invariant.
+        unsafe { (*self.raw()).len }
+    }
+
+    /// Transmit properties.
+    pub(crate) fn info(&self) -> SkbInfo {
+        let mut info = SkbInfo::default();
+        // SAFETY: valid skb; `info` is a valid out-pointer.
+        unsafe { nb::atl1c_rs_skb_info(self.raw(), &mut info) };
+        info
+    }
+
+    /// Rewrites the headers of a GSO skb for hardware segmentation (`atl1c_tso_csum`).
+    pub(crate) fn tso_prep(&mut self) -> Result {
+        // SAFETY: valid skb, owned (so writable after the COW the helper does).
+        kernel::error::to_result(unsafe { nb::atl1c_rs_skb_tso_prep(self.raw()) })
+    }
+
+    /// Maps `[off, off + len)` of the linear buffer from `data` on (the head, and the tailroom
+    /// of a linear skb, where a receive buffer lies) for DMA; `EINVAL` beyond it.
+    pub(crate) fn map_head(&self, dev: &DmaDev, off: u32, len: u32, dir: Dir) -> Result<DmaMap> {
+        // SAFETY: valid skb.
+        let room = unsafe { nb::atl1c_rs_skb_linear_room(self.raw()) };
+        if len == 0 || off.checked_add(len).is_none_or(|end| end > room) {
+            return Err(EINVAL);
+        }
+        // SAFETY: valid skb.
+        let data = unsafe { nb::atl1c_rs_skb_data(self.raw()) }.cast::<u8>();
+        // SAFETY: `off + len <= room` (checked above): `data + off` and the `len` bytes after
+        // it lie inside the skb's linear buffer.
+        let ptr = unsafe { data.add(off as usize) };
+        // SAFETY: `dev` is a valid device (invariant of `DmaDev`), `ptr`/`len` a kernel buffer.
+        let addr = unsafe {
+            nb::dma_map_single_attrs(dev.raw().cast(), ptr.cast(), len as usize, dir.raw(), 0)
+        };
+        // SAFETY: `addr` came from the mapping call on the same device.
+        if unsafe { nb::dma_mapping_error(dev.raw().cast(), addr) } != 0 {
+            return Err(ENOMEM);
+        }
+        // SAFETY: a live single mapping of `len` bytes on `dev`, just made.
+        Ok(unsafe { DmaMap::new(dev, addr, len, dir, false) })
+    }
+
+    /// Maps page fragment `i` for DMA to the device.
+    pub(crate) fn map_frag(&self, dev: &DmaDev, i: u32) -> Result<DmaMap> {
+        let mut size = 0u32;
+        if i >= self.info().nr_frags {
+            return Err(EINVAL);
+        }
+        // SAFETY: valid skb and `i < nr_frags`.
+        unsafe { nb::atl1c_rs_skb_frag(self.raw(), i, &mut size) };
+        // SAFETY: valid device and skb, `i < nr_frags`.
+        let addr = unsafe { nb::atl1c_rs_skb_frag_map(dev.raw().cast(), self.raw(), i) };
+        // SAFETY: `addr` came from the mapping call on the same device.
+        if unsafe { nb::dma_mapping_error(dev.raw().cast(), addr) } != 0 {
+            return Err(ENOMEM);
+        }
+        // SAFETY: a live page mapping of the fragment's `size` bytes on `dev`, just made
+        // (`skb_frag_dma_map` maps to the device).
+        Ok(unsafe { DmaMap::new(dev, addr, size, Dir::ToDevice, true) })
+    }
+
+    /// Appends `len` bytes the device wrote to the tail (`skb_put`); `EINVAL` where they do
+    /// not fit the tailroom (which `skb_put` would answer with a BUG).
+    pub(crate) fn put(&mut self, len: u32) -> Result {
+        // SAFETY: valid skb.
+        let room = unsafe { nb::skb_tailroom(self.raw()) };
+        if u32::try_from(room).map_or(true, |room| len > room) {
+            return Err(EINVAL);
+        }
+        // SAFETY: valid skb with `len` bytes of tailroom (checked above).
+        unsafe { kb::skb_put(self.raw(), len) };
+        Ok(())
+    }
+
+    /// Marks the L4 checksum as verified by the device.
+    pub(crate) fn set_csum_unnecessary(&mut self) {
+        // SAFETY: valid skb.
+        unsafe { nb::atl1c_rs_skb_set_csum_unnecessary(self.raw()) };
+    }
+
+    /// Records a VLAN tag the device stripped.
+    pub(crate) fn set_vlan(&mut self, tci: u16) {
+        // SAFETY: valid skb.
+        unsafe { nb::atl1c_rs_skb_set_vlan(self.raw(), tci) };
+    }
+
+    /// Hands a received frame to GRO (after `eth_type_trans`).
+    pub(crate) fn gro_receive(self, dev: &NetDev, napi: &Napi, queue: u16) {
+        let skb = self.raw();
+        core::mem::forget(self);
+        // SAFETY: valid skb whose ownership passes to the stack; `dev`/`napi` are registered.
+        unsafe { nb::atl1c_rs_rx_deliver(napi.raw(), skb, dev.raw(), queue) };
+    }
+
+    /// Frees a transmitted skb (`napi_consume_skb`; `budget` 0 outside NAPI).
+    pub(crate) fn consume(self, budget: i32) {
+        let skb = self.raw();
+        core::mem::forget(self);
+        // SAFETY: valid skb whose ownership ends here.
+        unsafe { nb::napi_consume_skb(skb, budget) };
+    }
+
+    /// Drops an skb that was not delivered, with a reason for drop monitors.
+    pub(crate) fn drop_reason(self, reason: DropReason) {
+        let skb = self.raw();
+        core::mem::forget(self);
+        // SAFETY: valid skb whose ownership ends here; any context is fine for the _any
+        // variant.
+        unsafe { nb::dev_kfree_skb_any_reason(skb, reason as u32) };
+    }
+}
+
+impl Drop for SkBuff {
+    fn drop(&mut self) {
+        // Every skb must leave through consume/drop_reason/gro_receive; one that does not is a
+        // driver bug. Free it rather than leak, and say so.
+        kernel::pr_warn!("atl1c_rs: skb dropped without a reason\n");
+        // SAFETY: valid skb owned by `self`.
+        unsafe { nb::dev_kfree_skb_any_reason(self.raw(), DropReason::NotSpecified as u32) };
+    }
+}
+
+/// Why an skb was dropped (`enum skb_drop_reason`).
+#[derive(Clone, Copy, Debug)]
+#[repr(u32)]
+pub(crate) enum DropReason {
+    /// `SKB_DROP_REASON_NOT_SPECIFIED`.
+    NotSpecified = nb::skb_drop_reason_SKB_DROP_REASON_NOT_SPECIFIED,
+    /// `SKB_DROP_REASON_DEV_READY`: the device is down.
+    DevReady = nb::skb_drop_reason_SKB_DROP_REASON_DEV_READY,
+    /// `SKB_DROP_REASON_NOMEM`: a DMA mapping failed.
+    NoMem = nb::skb_drop_reason_SKB_DROP_REASON_NOMEM,
+    /// `SKB_DROP_REASON_FULL_RING`: no descriptors.
+    FullRing = nb::skb_drop_reason_SKB_DROP_REASON_FULL_RING,
+}

@@ -285,7 +285,11 @@ impl<T: NetDevOps> Vtable<T> {
     /// `napi` must be one of the NAPI instances of a net_device registered by
     /// `Registration<T>`.
     pub(super) unsafe extern "C" fn poll(napi: *mut nb::napi_struct, budget: i32) -> i32 {
-        // SAFETY: our NAPI instances live in `Priv.napi` of a registered device.
+        let Some(n) = NonNull::new(napi) else {
+            return 0;
+        };
+        // SAFETY: our NAPI instances live in `Priv.napi` of a registered device; not null
+        // (checked above).
         let dev = unsafe { (*napi).dev };
         // SAFETY: as for `open`.
         let (t, d) = unsafe { Self::driver(dev) };
@@ -299,8 +303,7 @@ impl<T: NetDevOps> Vtable<T> {
             return 0;
         };
         // INVARIANT: an initialised NAPI of a registered device.
-        let n = Napi(NonNull::new(napi).unwrap_or(NonNull::dangling()));
-        t.poll(d, n, index, budget)
+        t.poll(d, Napi(n), index, budget)
     }
 
     /// Work trampoline: the driver's task under RTNL.

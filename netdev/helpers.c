@@ -95,19 +95,28 @@ unsigned long long atl1c_rs_features_check(struct sk_buff *skb, unsigned long lo
 	return vlan_features_check(skb, features);
 }
 
-void *atl1c_rs_skb_frag(struct sk_buff *skb, u32 i, u32 *size)
+int atl1c_rs_skb_map_frag(struct device *dev, struct sk_buff *skb, u32 i, dma_addr_t *addr,
+			  u32 *size)
 {
-	skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+	skb_frag_t *frag;
 
+	if (i >= skb_shinfo(skb)->nr_frags)
+		return -EINVAL;
+	frag = &skb_shinfo(skb)->frags[i];
 	*size = skb_frag_size(frag);
-	return frag;
+	*addr = skb_frag_dma_map(dev, frag, 0, *size, DMA_TO_DEVICE);
+	return dma_mapping_error(dev, *addr) ? -ENOMEM : 0;
 }
 
-unsigned long long atl1c_rs_skb_frag_map(struct device *dev, struct sk_buff *skb, u32 i)
+int atl1c_rs_skb_map_linear(struct device *dev, struct sk_buff *skb, u32 off, u32 len,
+			    enum dma_data_direction dir, dma_addr_t *addr)
 {
-	skb_frag_t *frag = &skb_shinfo(skb)->frags[i];
+	u32 room = skb_headlen(skb) + skb_tailroom(skb);
 
-	return skb_frag_dma_map(dev, frag, 0, skb_frag_size(frag), DMA_TO_DEVICE);
+	if (!len || off > room || len > room - off)
+		return -EINVAL;
+	*addr = dma_map_single(dev, skb->data + off, len, dir);
+	return dma_mapping_error(dev, *addr) ? -ENOMEM : 0;
 }
 
 void atl1c_rs_skb_set_csum_unnecessary(struct sk_buff *skb)
@@ -118,16 +127,6 @@ void atl1c_rs_skb_set_csum_unnecessary(struct sk_buff *skb)
 void atl1c_rs_skb_set_vlan(struct sk_buff *skb, u16 tci)
 {
 	__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q), tci);
-}
-
-void *atl1c_rs_skb_data(struct sk_buff *skb)
-{
-	return skb->data;
-}
-
-u32 atl1c_rs_skb_linear_room(struct sk_buff *skb)
-{
-	return skb_headlen(skb) + skb_tailroom(skb);
 }
 
 int atl1c_rs_mc_list(struct net_device *dev, u8 *out, int max)

@@ -6,6 +6,7 @@
 #ifndef ATL1C_RS_HELPERS_H
 #define ATL1C_RS_HELPERS_H
 
+#include <linux/dma-direction.h>
 #include <linux/types.h>
 
 /* Indices into atl1c_rs_layout[], each the C offsetof/sizeof of what the Rust side uses. */
@@ -63,13 +64,21 @@ struct atl1c_rs_skb_info {
 void atl1c_rs_skb_info(struct sk_buff *skb, struct atl1c_rs_skb_info *info);
 /* Prepares a GSO skb's headers for hardware LSO; 0 or -errno. */
 int atl1c_rs_skb_tso_prep(struct sk_buff *skb);
-void *atl1c_rs_skb_frag(struct sk_buff *skb, u32 i, u32 *size);
-unsigned long long atl1c_rs_skb_frag_map(struct device *dev, struct sk_buff *skb, u32 i);
+/*
+ * Maps fragment i of skb to the device: its bus address and size. -EINVAL when the skb has no
+ * fragment i, -ENOMEM when the mapping fails (checked, for DMA-API debugging), else 0.
+ */
+int atl1c_rs_skb_map_frag(struct device *dev, struct sk_buff *skb, u32 i, dma_addr_t *addr,
+			  u32 *size);
+/*
+ * Maps [off, off + len) of skb's linear buffer from skb->data on (the head, and the tailroom
+ * of a linear skb, where a receive buffer lies) in direction dir. -EINVAL for an empty range
+ * or one beyond the buffer, -ENOMEM when the mapping fails, else 0.
+ */
+int atl1c_rs_skb_map_linear(struct device *dev, struct sk_buff *skb, u32 off, u32 len,
+			    enum dma_data_direction dir, dma_addr_t *addr);
 void atl1c_rs_skb_set_csum_unnecessary(struct sk_buff *skb);
 void atl1c_rs_skb_set_vlan(struct sk_buff *skb, u16 tci);
-void *atl1c_rs_skb_data(struct sk_buff *skb);
-/* Bytes of the linear buffer from skb->data on: the head, and the tailroom of a linear skb. */
-u32 atl1c_rs_skb_linear_room(struct sk_buff *skb);
 int atl1c_rs_mc_list(struct net_device *dev, u8 *out, int max);
 void atl1c_rs_set_parent(struct net_device *dev, struct device *parent);
 void atl1c_rs_set_live_addr_change(struct net_device *dev);

@@ -84,44 +84,34 @@ impl SkBuff {
     /// Maps `[off, off + len)` of the linear buffer from `data` on (the head, and the tailroom
     /// of a linear skb, where a receive buffer lies) for DMA; `EINVAL` beyond it.
     pub(crate) fn map_head(&self, dev: &DmaDev, off: u32, len: u32, dir: Dir) -> Result<DmaMap> {
-        // SAFETY: valid skb.
-        let room = unsafe { nb::atl1c_rs_skb_linear_room(self.raw()) };
-        if len == 0 || off.checked_add(len).is_none_or(|end| end > room) {
-            return Err(EINVAL);
-        }
-        // SAFETY: valid skb.
-        let data = unsafe { nb::atl1c_rs_skb_data(self.raw()) }.cast::<u8>();
-        // SAFETY: `off + len <= room` (checked above): `data + off` and the `len` bytes after
-        // it lie inside the skb's linear buffer.
-        let ptr = unsafe { data.add(off as usize) };
-        // SAFETY: `dev` is a valid device (invariant of `DmaDev`), `ptr`/`len` a kernel buffer.
-        let addr = unsafe {
-            nb::dma_map_single_attrs(dev.raw().cast(), ptr.cast(), len as usize, dir.raw(), 0)
-        };
-        // SAFETY: `addr` came from the mapping call on the same device.
-        if unsafe { nb::dma_mapping_error(dev.raw().cast(), addr) } != 0 {
-            return Err(ENOMEM);
-        }
-        // SAFETY: a live single mapping of `len` bytes on `dev`, just made.
+        let mut addr = 0;
+        // SAFETY: `dev` is a valid device (invariant of `DmaDev`), the skb valid (type
+        // invariant); the helper maps only within the linear buffer (it checks the range) and
+        // writes `addr`, a valid out-pointer.
+        kernel::error::to_result(unsafe {
+            nb::atl1c_rs_skb_map_linear(
+                dev.raw().cast(),
+                self.raw(),
+                off,
+                len,
+                dir.raw(),
+                &mut addr,
+            )
+        })?;
+        // SAFETY: a live single mapping of `len` bytes on `dev`, just made (and checked).
         Ok(unsafe { DmaMap::new(dev, addr, len, dir, false) })
     }
 
-    /// Maps page fragment `i` for DMA to the device.
+    /// Maps page fragment `i` for DMA to the device; `EINVAL` when there is no fragment `i`.
     pub(crate) fn map_frag(&self, dev: &DmaDev, i: u32) -> Result<DmaMap> {
-        let mut size = 0u32;
-        if i >= self.info().nr_frags {
-            return Err(EINVAL);
-        }
-        // SAFETY: valid skb and `i < nr_frags`.
-        unsafe { nb::atl1c_rs_skb_frag(self.raw(), i, &mut size) };
-        // SAFETY: valid device and skb, `i < nr_frags`.
-        let addr = unsafe { nb::atl1c_rs_skb_frag_map(dev.raw().cast(), self.raw(), i) };
-        // SAFETY: `addr` came from the mapping call on the same device.
-        if unsafe { nb::dma_mapping_error(dev.raw().cast(), addr) } != 0 {
-            return Err(ENOMEM);
-        }
-        // SAFETY: a live page mapping of the fragment's `size` bytes on `dev`, just made
-        // (`skb_frag_dma_map` maps to the device).
+        let (mut addr, mut size) = (0, 0u32);
+        // SAFETY: valid device and skb (type invariants); the helper checks `i` against the
+        // skb's fragments and writes `addr` and `size`, valid out-pointers.
+        kernel::error::to_result(unsafe {
+            nb::atl1c_rs_skb_map_frag(dev.raw().cast(), self.raw(), i, &mut addr, &mut size)
+        })?;
+        // SAFETY: a live page mapping of the fragment's `size` bytes on `dev`, just made and
+        // checked (`skb_frag_dma_map` maps to the device).
         Ok(unsafe { DmaMap::new(dev, addr, size, Dir::ToDevice, true) })
     }
 

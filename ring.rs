@@ -464,9 +464,17 @@ impl RingIndex {
         (v % self.count) as u16
     }
 
-    /// The index after `i`, wrapping at `count`.
+    /// The index after `i`, wrapping at `count` (a compare, not a division: the hot path
+    /// steps one index per descriptor).
     pub(crate) fn next(self, i: u16) -> u16 {
-        self.advance(i, 1)
+        let n = u32::from(i) + 1;
+        if n < self.count.get() {
+            // CAST: below `count`, a `u16`.
+            n as u16
+        } else {
+            // `i` was the last index (or, from a caller that broke the contract, beyond it).
+            0
+        }
     }
 
     /// The index `n` after `i`, wrapping at `count`.
@@ -800,5 +808,11 @@ mod tests {
         let Some(big) = big else { return };
         assert_eq!(big.advance(u16::MAX - 1, u16::MAX), u16::MAX - 1);
         assert_eq!(big.advance(u16::MAX - 1, u16::MAX - 1), u16::MAX - 2);
+        assert_eq!(big.next(u16::MAX - 1), 0);
+        // Out of range (a broken caller): still an index.
+        assert_eq!(big.next(u16::MAX), 0);
+        for i in 0..256 {
+            assert_eq!(r.next(i), r.advance(i, 1));
+        }
     }
 }

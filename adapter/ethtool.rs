@@ -302,7 +302,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
             rx_max: RFD_MAX,
             tx_max: TPD_MAX,
             rx: u32::from(self.rx_count.load(Ordering::Relaxed)),
-            tx: self.tx_idx.first().map_or(0, |i| u32::from(i.count())),
+            tx: self.tx.first().map_or(0, |t| u32::from(t.count())),
         }
     }
 

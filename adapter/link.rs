@@ -9,7 +9,7 @@ use kernel::prelude::*;
 
 use super::{
     rx::RxRing,
-    tx::TxRing,
+    tx::tx_ring_parts,
     Adapter, //
 };
 use crate::{
@@ -98,9 +98,14 @@ impl Adapter<'_> {
     /// Replaces every ring with one of the new size (interface down). On failure the old
     /// rings stay.
     pub(super) fn resize_rings(&self, rx: u16, tx: u16) -> Result {
-        let mut new_tx = KVec::new();
+        let mut new_tx = KVec::with_capacity(self.tx.len(), GFP_KERNEL)?;
         for _ in 0..self.tx.len() {
-            new_tx.push(TxRing::new(self.pdev, tx)?, GFP_KERNEL)?;
+            new_tx.push(tx_ring_parts(self.pdev, tx)?, GFP_KERNEL)?;
+        }
+        // Both ends of every tx ring, or none: the rings share one size register.
+        let mut ends = KVec::with_capacity(self.tx.len(), GFP_KERNEL)?;
+        for ring in &self.tx {
+            ends.push(ring.exclusive().ok_or(EBUSY)?, GFP_KERNEL)?;
         }
         let mut new_rx = KVec::new();
         for _ in 0..self.rx.len() {
@@ -113,11 +118,8 @@ impl Adapter<'_> {
         old_tx.reserve(self.tx.len(), GFP_KERNEL)?;
         old_rx.reserve(self.rx.len(), GFP_KERNEL)?;
         netdev::bh_disabled(|| {
-            for ((lock, idx), mut ring) in self.tx.iter().zip(&self.tx_idx).zip(new_tx.drain_all())
-            {
-                core::mem::swap(&mut *lock.lock(), &mut ring);
-                idx.reset(tx);
-                let _ = old_tx.push(ring, GFP_ATOMIC);
+            for (x, parts) in ends.iter_mut().zip(new_tx.drain_all()) {
+                let _ = old_tx.push(x.replace(parts), GFP_ATOMIC);
             }
             for (lock, mut ring) in self.rx.iter().zip(new_rx.drain_all()) {
                 core::mem::swap(&mut *lock.lock(), &mut ring);

@@ -69,7 +69,7 @@ use crate::{
 use irq::IMR_LIVE;
 use rx::RxRing;
 use tx::{
-    TxIdx,
+    tx_ring_parts,
     TxRing, //
 };
 
@@ -171,8 +171,8 @@ pub(crate) struct Adapter<'a> {
     link: Pin<KBox<SpinLock<Option<Link>>>>,
     /// Rx buffer size for the current MTU.
     rx_buf_len: AtomicU32,
-    tx: KVec<Pin<KBox<SpinLock<TxRing>>>>,
-    tx_idx: KVec<TxIdx>,
+    /// Tx rings, one per hardware queue (no lock: see [`TxRing`]).
+    tx: KVec<TxRing>,
     rx: KVec<Pin<KBox<SpinLock<RxRing>>>>,
     /// RFDs per rx ring (`ethtool -G rx`).
     rx_count: AtomicU16,
@@ -241,17 +241,12 @@ impl<'a> Adapter<'a> {
         let max_queues = nic.queues();
         let dev: &'a Device<Bound> = pdev.as_ref();
         let mut tx = KVec::new();
-        let mut tx_idx = KVec::new();
         let mut rx = KVec::new();
         let mut tx_stats = KVec::new();
         let mut rx_stats = KVec::new();
         // The hardware always has the PRI0 and PRI1 TPD rings: give both memory.
         for _ in 0..max_queues.max(2) {
-            tx.push(
-                KBox::pin_init(new_spinlock!(TxRing::new(dev, TPD_DEFAULT)?), GFP_KERNEL)?,
-                GFP_KERNEL,
-            )?;
-            tx_idx.push(TxIdx::new(TPD_DEFAULT), GFP_KERNEL)?;
+            tx.push(TxRing::new(tx_ring_parts(dev, TPD_DEFAULT)?), GFP_KERNEL)?;
             tx_stats.push(QueueStats::default(), GFP_KERNEL)?;
         }
         for _ in 0..max_queues {
@@ -285,7 +280,6 @@ impl<'a> Adapter<'a> {
                 link,
                 rx_buf_len: AtomicU32::new(RX_BUF_MIN),
                 tx,
-                tx_idx,
                 rx,
                 rx_count: AtomicU16::new(RFD_DEFAULT),
                 tx_stats,
@@ -489,12 +483,13 @@ impl Adapter<'_> {
         io.write(regs::INT_RETRIG_TIMER(u32::from(hw.ict)));
         // Rings: every ring shares the high 32 bits; the DMA mask keeps them at 0.
         io.write(regs::TX_BASE_ADDR_HI(0));
-        for (q, lock) in self.tx.iter().enumerate() {
-            let t = lock.lock();
+        for (q, ring) in self.tx.iter().enumerate() {
+            // Configured with the interface down or its datapath stopped: both ends are free.
+            let x = ring.exclusive().ok_or(EBUSY)?;
             // CAST: the 32-bit DMA mask guarantees the address fits.
-            io.write32(queue::TPD_ADDR_LO[q], t.dma_handle() as u32);
+            io.write32(queue::TPD_ADDR_LO[q], x.ring().dma_handle() as u32);
         }
-        let tpds = self.tx_idx.first().map_or(TPD_DEFAULT, TxIdx::count);
+        let tpds = self.tx.first().map_or(TPD_DEFAULT, TxRing::count);
         io.write(regs::TPD_RING_SIZE(u32::from(tpds)));
         io.write(regs::RX_BASE_ADDR_HI(0));
         for (q, lock) in self.rx.iter().enumerate() {

@@ -3,20 +3,14 @@
 //! Transmit: the TPD ring, `ndo_start_xmit` (offload template, mapping, the doorbell with
 //! xmit_more and BQL) and completion.
 
-use core::sync::atomic::{
-    AtomicU16,
-    Ordering, //
-};
+use core::sync::atomic::Ordering;
 
 use kernel::{
     device::{
         Bound,
         Device, //
     },
-    dma::{
-        Coherent,
-        DmaAddress, //
-    },
+    dma::Coherent,
     dma_write,
     prelude::*, //
 };
@@ -28,18 +22,21 @@ use super::{
 use crate::{
     hw::RegIo,
     netdev::{
+        netdev_warn,
         Dir,
         DmaMap,
         DropReason,
         NetDev,
+        Producer,
         SkBuff,
+        Spsc,
+        SpscParts,
         TxAvail, //
     },
     regs::queue,
     ring::{
         self,
         tpd,
-        RingIndex,
         Tpd,
         TPD_SIZE, //
     },
@@ -52,83 +49,39 @@ const TX_STOP: u32 = MAX_TPD_PER_SKB;
 const TX_START: u32 = 2 * MAX_TPD_PER_SKB;
 
 /// A buffer a TPD points to: its mapping, and on the frame's last TPD the skb.
-struct TxBuf {
+pub(super) struct TxBuf {
     skb: Option<SkBuff>,
     map: DmaMap,
 }
 
-/// One tx ring and its buffers.
-pub(super) struct TxRing {
-    desc: Coherent<[[u8; TPD_SIZE]]>,
-    bufs: KVec<Option<TxBuf>>,
+/// A tx ring's descriptors.
+pub(super) type TxDesc = Coherent<[[u8; TPD_SIZE]]>;
+
+/// One tx ring: its TPDs, and per TPD the buffer it points to. `ndo_start_xmit` fills it
+/// (the producer, under the stack's tx queue lock) while completion empties it (the consumer,
+/// in NAPI), without a lock between them.
+pub(super) type TxRing = Spsc<TxDesc, TxBuf>;
+
+/// The storage of an empty ring of `count` TPDs.
+pub(super) fn tx_ring_parts(dev: &Device<Bound>, count: u16) -> Result<SpscParts<TxDesc, TxBuf>> {
+    let desc = Coherent::<[u8; TPD_SIZE]>::zeroed_slice(dev, count.into(), GFP_KERNEL)?;
+    SpscParts::new(desc, count, GFP_KERNEL)
 }
 
-impl TxRing {
-    /// An empty ring of `count` TPDs.
-    pub(super) fn new(dev: &Device<Bound>, count: u16) -> Result<Self> {
-        let desc = Coherent::<[u8; TPD_SIZE]>::zeroed_slice(dev, count.into(), GFP_KERNEL)?;
-        let mut bufs = KVec::with_capacity(count.into(), GFP_KERNEL)?;
-        for _ in 0..count {
-            bufs.push(None, GFP_KERNEL)?;
-        }
-        Ok(Self { desc, bufs })
-    }
-
-    /// The ring's bus address, for `TPD_ADDR_LO`.
-    pub(super) fn dma_handle(&self) -> DmaAddress {
-        self.desc.dma_handle()
-    }
-
-    /// Zeroes the TPD at `i`.
-    fn clear_tpd(&self, i: usize) -> Result {
-        dma_write!(self.desc, [try: i], [0u8; TPD_SIZE]);
-        Ok(())
-    }
+/// Zeroes the TPD at `i`.
+fn clear_tpd(desc: &TxDesc, i: u16) -> Result {
+    dma_write!(*desc, [try: usize::from(i)], [0u8; TPD_SIZE]);
+    Ok(())
 }
 
-/// Indices of a tx ring that the BQL stop/wake checks read without the ring lock.
-pub(super) struct TxIdx {
-    /// Ring size; changes only while the interface is down (rings replaced).
-    count: AtomicU16,
-    next_to_use: AtomicU16,
-    next_to_clean: AtomicU16,
+fn put_tpd(desc: &TxDesc, i: u16, d: Tpd) -> Result {
+    dma_write!(*desc, [try: usize::from(i)], d.to_bytes());
+    Ok(())
 }
 
-impl TxIdx {
-    /// The indices of an empty ring of `count` TPDs.
-    pub(super) fn new(count: u16) -> Self {
-        Self {
-            count: AtomicU16::new(count),
-            next_to_use: AtomicU16::new(0),
-            next_to_clean: AtomicU16::new(0),
-        }
-    }
-
-    /// The ring size.
-    pub(super) fn count(&self) -> u16 {
-        self.count.load(Ordering::Acquire)
-    }
-
-    /// Starts over with an empty ring of `count` TPDs (the rings are being replaced).
-    pub(super) fn reset(&self, count: u16) {
-        self.count.store(count, Ordering::Release);
-        self.next_to_use.store(0, Ordering::Release);
-        self.next_to_clean.store(0, Ordering::Release);
-    }
-
-    fn ring(&self) -> Option<RingIndex> {
-        RingIndex::new(self.count.load(Ordering::Acquire))
-    }
-}
-
-impl TxAvail for TxIdx {
+impl TxAvail for TxRing {
     fn avail(&self) -> u32 {
-        self.ring().map_or(0, |r| {
-            u32::from(r.free(
-                self.next_to_use.load(Ordering::Acquire),
-                self.next_to_clean.load(Ordering::Acquire),
-            ))
-        })
+        u32::from(Spsc::avail(self))
     }
 }
 
@@ -140,26 +93,25 @@ impl Adapter<'_> {
     }
 
     pub(super) fn tx_clean_ring(&self, dev: NetDev, q: usize) {
-        let Some(lock) = self.tx.get(q) else {
+        let Some(ring) = self.tx.get(q) else {
             return;
         };
-        let mut t = lock.lock();
-        for slot in t.bufs.iter_mut() {
-            if let Some(b) = slot.take() {
-                b.map.unmap(&self.dma);
-                if let Some(skb) = b.skb {
-                    skb.drop_reason(DropReason::DevReady);
-                }
+        let Some(mut x) = ring.exclusive() else {
+            // xmit or completion still runs on it: the caller did not stop them first.
+            netdev_warn!(dev, "tx ring {q} busy: not cleaned\n");
+            return;
+        };
+        x.drain(|_, b| {
+            b.map.unmap(&self.dma);
+            if let Some(skb) = b.skb {
+                skb.drop_reason(DropReason::DevReady);
             }
-        }
+        });
         // No TPD keeps pointing at a buffer that is unmapped and freed.
-        for i in 0..t.bufs.len() {
-            let _ = t.clear_tpd(i);
+        for i in 0..ring.count() {
+            let _ = clear_tpd(x.ring(), i);
         }
-        if let Some(idx) = self.tx_idx.get(q) {
-            idx.next_to_use.store(0, Ordering::Release);
-            idx.next_to_clean.store(0, Ordering::Release);
-        }
+        drop(x);
         if let Some(txq) = dev.txq(q as u32) {
             txq.reset();
         }
@@ -168,24 +120,23 @@ impl Adapter<'_> {
     pub(super) fn tx_frame(&self, dev: NetDev, mut skb: SkBuff, more: bool) {
         let mut info = skb.info();
         let q = (info.queue as usize).min(self.queues().saturating_sub(1));
-        let (Some(lock), Some(idx), Some(txq)) =
-            (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
-        else {
+        let (Some(ring), Some(txq)) = (self.tx.get(q), dev.txq(q as u32)) else {
             skb.drop_reason(DropReason::NotSpecified);
             return;
         };
-        let mut t = lock.lock();
-        let Some(ring) = idx.ring() else {
-            drop(t);
+        let Some(mut p) = ring.producer() else {
+            // The stack serialises xmit on a queue; a second one at once is a bug. Nothing of
+            // this frame was written: drop it.
+            add_local(&self.tx_stats[q].dropped, 1);
             skb.drop_reason(DropReason::NotSpecified);
             return;
         };
-        let ntu0 = idx.next_to_use.load(Ordering::Relaxed);
+        let ntu0 = p.head();
         if info.gso_size != 0 {
             // The header rewrite for segmentation may copy the head or trim padding beyond the
             // IP length: the layout is read again after it.
             if skb.tso_prep().is_err() {
-                drop(t);
+                drop(p);
                 self.tx_drop(q, ntu0, skb, DropReason::NoMem);
                 return;
             }
@@ -209,10 +160,10 @@ impl Adapter<'_> {
             0
         };
         let need = ring::tpds_needed(info.nr_frags, &offload, split < info.headlen);
-        if idx.avail() < need || !self.up.load(Ordering::Acquire) {
+        if u32::from(p.free()) < need || !self.up.load(Ordering::Acquire) {
             // Should not happen (the queue stops early): drop, and flush what is held back.
-            txq.maybe_stop(idx, TX_STOP, TX_START);
-            drop(t);
+            drop(p);
+            txq.maybe_stop(ring, TX_STOP, TX_START);
             self.tx_drop(q, ntu0, skb, DropReason::FullRing);
             return;
         }
@@ -225,11 +176,12 @@ impl Adapter<'_> {
                 Tpd::default()
             }
         };
-        let mut ntu = ntu0;
         if res.is_ok() && gso && offload.gso_v6 {
             // The LSO v2 extension TPD: flags and the total length, no buffer.
-            res = self.put_tpd(&mut t, ntu, ring::lso_ext(info.len), None);
-            ntu = ring.next(ntu);
+            res = put_tpd(p.ring(), p.head(), ring::lso_ext(info.len));
+            if res.is_ok() && p.push(None).is_err() {
+                res = Err(ENOSPC);
+            }
         }
         // Buffers: head (headers alone first for TSO), then every fragment, each TPD written
         // as its buffer is mapped (the card reads none before the doorbell); the skb goes
@@ -240,18 +192,23 @@ impl Adapter<'_> {
             res = Err(EINVAL);
         }
         let mut k = 0;
-        let mut last = None;
-        let mut put = |map: DmaMap| {
+        let mut put = |p: &mut Producer<'_, TxDesc, TxBuf>, map: DmaMap| -> Result {
             k += 1;
             let mut d = tmpl;
             // CAST: buffer lengths are below 64 KiB (skb head and page fragments).
             d.buffer_len = map.len() as u16;
             d.buffer_addr = map.addr();
             d.set_bit(tpd::EOP, k == n);
-            let buf = TxBuf { skb: None, map };
-            let _ = self.put_tpd(&mut t, ntu, d, Some(buf));
-            last = Some(ntu);
-            ntu = ring.next(ntu);
+            let written = put_tpd(p.ring(), p.head(), d);
+            match p.push(Some(TxBuf { skb: None, map })) {
+                Ok(_) => written,
+                Err(b) => {
+                    if let Some(b) = b {
+                        b.map.unmap(&self.dma);
+                    }
+                    Err(ENOSPC)
+                }
+            }
         };
         if res.is_ok() {
             let mut off = 0;
@@ -259,46 +216,39 @@ impl Adapter<'_> {
                 if len == 0 {
                     continue;
                 }
-                match skb.map_head(&self.dma, off, len, Dir::ToDevice) {
-                    Ok(m) => put(m),
-                    Err(e) => {
-                        res = Err(e);
-                        break;
-                    }
+                res = skb
+                    .map_head(&self.dma, off, len, Dir::ToDevice)
+                    .and_then(|m| put(&mut p, m));
+                if res.is_err() {
+                    break;
                 }
                 off += len;
             }
         }
         if res.is_ok() {
             for f in 0..info.nr_frags {
-                match skb.map_frag(&self.dma, f) {
-                    Ok(m) => put(m),
-                    Err(e) => {
-                        res = Err(e);
-                        break;
-                    }
+                res = skb.map_frag(&self.dma, f).and_then(|m| put(&mut p, m));
+                if res.is_err() {
+                    break;
                 }
             }
         }
-        let slot = last.and_then(|i| t.bufs.get_mut(usize::from(i))?.as_mut());
-        let Some(slot) = slot.filter(|_| res.is_ok()) else {
+        let Some(last) = res.is_ok().then(|| p.last_mut()).flatten() else {
             // Roll back: unmap and clear what was written, flush earlier frames.
-            let mut i = ntu0;
-            while i != ntu {
-                if let Some(b) = t.bufs.get_mut(usize::from(i)).and_then(Option::take) {
+            while let Some((i, b)) = p.unpush() {
+                if let Some(b) = b {
                     b.map.unmap(&self.dma);
                 }
-                let _ = t.clear_tpd(usize::from(i));
-                i = ring.next(i);
+                let _ = clear_tpd(p.ring(), i);
             }
-            drop(t);
+            drop(p);
             self.tx_drop(q, ntu0, skb, DropReason::NoMem);
             return;
         };
         let len = skb.len();
-        slot.skb = Some(skb);
-        idx.next_to_use.store(ntu, Ordering::Release);
-        drop(t);
+        last.skb = Some(skb);
+        let ntu = p.publish();
+        drop(p);
         // Count what goes on the wire: every TSO segment repeats the headers.
         let segs = u64::from(info.gso_segs.max(1));
         let wire = u64::from(len) + (segs - 1) * u64::from(info.tcp_all_headers);
@@ -313,7 +263,7 @@ impl Adapter<'_> {
         }
         // Stop before the ring can fill; a stopped queue makes `sent` ring the doorbell, so
         // nothing is held back behind xmit_more.
-        if !txq.maybe_stop(idx, TX_STOP, TX_START) {
+        if !txq.maybe_stop(ring, TX_STOP, TX_START) {
             add_local(&self.tx_stats[q].stops, 1);
         }
         if txq.sent(len, more) {
@@ -321,44 +271,34 @@ impl Adapter<'_> {
         }
     }
 
-    /// Drops a frame `tx_frame` cannot send (the ring lock released), counted in `txN_dropped`,
-    /// after a doorbell at `ntu`: what earlier frames held back behind xmit_more goes out.
+    /// Drops a frame `tx_frame` cannot send (the producer end released), counted in
+    /// `txN_dropped`, after a doorbell at `ntu`: what earlier frames held back behind
+    /// xmit_more goes out.
     fn tx_drop(&self, q: usize, ntu: u16, skb: SkBuff, reason: DropReason) {
         self.doorbell(q, ntu);
         add_local(&self.tx_stats[q].dropped, 1);
         skb.drop_reason(reason);
     }
 
-    fn put_tpd(&self, t: &mut TxRing, i: u16, d: Tpd, buf: Option<TxBuf>) -> Result {
-        let i = usize::from(i);
-        dma_write!(t.desc, [try: i], d.to_bytes());
-        if let Some(slot) = t.bufs.get_mut(i) {
-            *slot = buf;
-        }
-        Ok(())
-    }
-
     pub(super) fn tx_complete(&self, dev: NetDev, q: usize, budget: i32) -> u32 {
-        let (Some(lock), Some(idx), Some(txq)) =
-            (self.tx.get(q), self.tx_idx.get(q), dev.txq(q as u32))
-        else {
+        let (Some(ring), Some(txq)) = (self.tx.get(q), dev.txq(q as u32)) else {
             return 0;
         };
         let hw_cons = self.read16(queue::TPD_CIDX[q]);
-        let mut t = lock.lock();
-        let Some(ring) = idx.ring() else {
+        let Some(mut c) = ring.consumer() else {
             return 0;
         };
-        let ntu = idx.next_to_use.load(Ordering::Acquire);
-        let mut ntc = idx.next_to_clean.load(Ordering::Relaxed);
-        if !ring.valid_consumer(hw_cons, ntu, ntc) {
+        if !c.geometry().valid_consumer(hw_cons, c.head(), c.tail()) {
             // Never trust the device: an index outside what we posted is ignored.
             self.tx_stats[q].errors.fetch_add(1, Ordering::Relaxed);
             return 0;
         }
         let (mut pkts, mut bytes) = (0u32, 0u32);
-        while ntc != hw_cons {
-            if let Some(b) = t.bufs.get_mut(usize::from(ntc)).and_then(Option::take) {
+        while c.tail() != hw_cons {
+            let Some(slot) = c.take() else {
+                break;
+            };
+            if let Some(b) = slot {
                 b.map.unmap(&self.dma);
                 if let Some(skb) = b.skb {
                     pkts += 1;
@@ -366,11 +306,10 @@ impl Adapter<'_> {
                     skb.consume(budget);
                 }
             }
-            ntc = ring.next(ntc);
         }
-        idx.next_to_clean.store(ntc, Ordering::Release);
-        drop(t);
-        txq.completed_wake(pkts, bytes, idx, TX_START);
+        // The slots go back to xmit before the wake check reads what is free.
+        drop(c);
+        txq.completed_wake(pkts, bytes, ring, TX_START);
         pkts
     }
 }

@@ -59,6 +59,7 @@ mod napi;
 mod ops;
 mod registration;
 mod skb;
+mod spsc;
 pub(crate) use device::*;
 pub(crate) use dma::*;
 pub(crate) use ethtool::*;
@@ -66,6 +67,7 @@ pub(crate) use napi::*;
 pub(crate) use ops::*;
 pub(crate) use registration::*;
 pub(crate) use skb::*;
+pub(crate) use spsc::*;
 
 /// `netdev_err!(dev, "fmt", args...)`: logs at `KERN_ERR` with the device's names in front
 /// ([`NetDev::printk`]), as the C macro of that name.

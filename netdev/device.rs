@@ -252,6 +252,10 @@ impl TxQueue {
     /// `netif_txq_maybe_stop`: stops the queue when fewer than `stop` descriptors are free,
     /// and restarts it at once if a completion freed `start` in the meantime.
     pub(crate) fn maybe_stop<A: TxAvail>(&self, a: &A, stop: u32, start: u32) -> bool {
+        // The macro's own first test, here: the common case needs no call into C.
+        if a.avail() >= stop {
+            return true;
+        }
         // SAFETY: valid queue; the callback and its context live for the call.
         unsafe {
             nb::atl1c_rs_txq_maybe_stop(

@@ -107,7 +107,7 @@ pub(crate) fn set_dma_mask_32(pdev: &pci::Device<Core<'_>>) -> Result {
     unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<32>()) }
 }
 
-/// The raw `struct device` of a PCI device, for DMA and parenting.
+/// The raw `struct pci_dev` of a PCI device, for DMA and parenting.
 pub(super) fn pci_raw<C: kernel::device::DeviceContext>(pdev: &pci::Device<C>) -> *mut kb::pci_dev {
     // CAST: `pci::Device` is `#[repr(transparent)]` over `Opaque<struct pci_dev>`.
     core::ptr::from_ref(pdev).cast_mut().cast()

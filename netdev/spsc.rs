@@ -33,7 +33,8 @@ use crate::ring::RingIndex;
 ///
 /// # Invariants
 ///
-/// - `slots` holds `geometry.count()` slots, `head` and `tail` are below it;
+/// - `slots` holds `count` slots, at least 2, and `head` and `tail` are below it; `count`
+///   reads 0 only while [`Exclusive::replace`] runs (both claims held);
 /// - the slots in `[tail, head)` (published) belong to the consumer, the others to the
 ///   producer; each end only touches its own, while holding its claim;
 /// - `ring` and `slots` are replaced or reached mutably only with both claims held; `ring` is
@@ -41,8 +42,7 @@ use crate::ring::RingIndex;
 pub(crate) struct Spsc<R, T> {
     ring: UnsafeCell<R>,
     slots: UnsafeCell<KVec<UnsafeCell<Option<T>>>>,
-    geometry: UnsafeCell<RingIndex>,
-    /// `count` for lock-free readers ([`Spsc::avail`]); 0 while a replacement is under way.
+    /// The number of slots, for the claimed ends and lock-free readers ([`Spsc::avail`]).
     count: AtomicU16,
     /// `next_to_use`: published by the producer (release), read by the consumer (acquire).
     head: AtomicU16,
@@ -64,39 +64,42 @@ unsafe impl<R: Send, T: Send> Send for Spsc<R, T> {}
 ///
 /// # Invariants
 ///
-/// `slots` holds `geometry.count()` slots.
+/// `slots` holds 2 to `u16::MAX` slots.
 pub(crate) struct SpscParts<R, T> {
     ring: R,
     slots: KVec<UnsafeCell<Option<T>>>,
-    geometry: RingIndex,
 }
 
 impl<R, T> SpscParts<R, T> {
     /// `ring` with `count` empty slots; `EINVAL` below 2.
     pub(crate) fn new(ring: R, count: u16, flags: Flags) -> Result<Self> {
-        let geometry = RingIndex::new(count).ok_or(EINVAL)?;
+        if RingIndex::new(count).is_none() {
+            return Err(EINVAL);
+        }
         let mut slots = KVec::with_capacity(count.into(), flags)?;
         for _ in 0..count {
             slots.push(UnsafeCell::new(None), flags)?;
         }
-        // INVARIANT: `count` slots, pushed above.
-        Ok(Self {
-            ring,
-            slots,
-            geometry,
-        })
+        // INVARIANT: `count` slots, pushed above; 2 or more (checked above).
+        Ok(Self { ring, slots })
+    }
+
+    /// The number of slots.
+    fn count(&self) -> u16 {
+        // CAST: at most `u16::MAX` (type invariant).
+        self.slots.len() as u16
     }
 }
 
 impl<R, T> Spsc<R, T> {
     /// An empty ring over `parts`.
     pub(crate) fn new(parts: SpscParts<R, T>) -> Self {
-        let count = parts.geometry.count();
-        // INVARIANT: `parts` has `count` slots; both indices are 0, nothing is published.
+        let count = parts.count();
+        // INVARIANT: `parts` has `count` slots, at least 2; both indices are 0, nothing is
+        // published.
         Self {
             ring: UnsafeCell::new(parts.ring),
             slots: UnsafeCell::new(parts.slots),
-            geometry: UnsafeCell::new(parts.geometry),
             count: AtomicU16::new(count),
             head: AtomicU16::new(0),
             tail: AtomicU16::new(0),
@@ -110,10 +113,28 @@ impl<R, T> Spsc<R, T> {
             .is_ok()
     }
 
+    /// The ring's index arithmetic; `None` only while the ring is being replaced, which no
+    /// holder of a claim ever sees.
+    fn geometry(&self) -> Option<RingIndex> {
+        RingIndex::new(self.count.load(Ordering::Acquire))
+    }
+
+    /// Claims `flag` (an end) and reads the geometry under it.
+    fn claim_end(&self, flag: &AtomicBool) -> Option<RingIndex> {
+        if !Self::claim(flag) {
+            return None;
+        }
+        let g = self.geometry();
+        if g.is_none() {
+            flag.store(false, Ordering::Release);
+        }
+        g
+    }
+
     /// Slots the producer can still fill (one always stays empty), read without a claim: a
     /// snapshot for the stop/wake decisions, 0 while the ring is being replaced.
     pub(crate) fn avail(&self) -> u16 {
-        RingIndex::new(self.count.load(Ordering::Acquire)).map_or(0, |g| {
+        self.geometry().map_or(0, |g| {
             let (h, t) = (
                 self.head.load(Ordering::Acquire),
                 self.tail.load(Ordering::Acquire),
@@ -133,12 +154,7 @@ impl<R, T> Spsc<R, T> {
 
     /// Claims the producer end; `None` if it is claimed already.
     pub(crate) fn producer(&self) -> Option<Producer<'_, R, T>> {
-        if !Self::claim(&self.producer) {
-            return None;
-        }
-        // SAFETY: the producer claim is held: `geometry` is not replaced meanwhile (type
-        // invariant).
-        let geometry = unsafe { *self.geometry.get() };
+        let geometry = self.claim_end(&self.producer)?;
         let head = self.head.load(Ordering::Relaxed);
         // INVARIANT: the claim is ours; `head` is the published one, so nothing is pushed.
         Some(Producer {
@@ -151,11 +167,7 @@ impl<R, T> Spsc<R, T> {
 
     /// Claims the consumer end; `None` if it is claimed already.
     pub(crate) fn consumer(&self) -> Option<Consumer<'_, R, T>> {
-        if !Self::claim(&self.consumer) {
-            return None;
-        }
-        // SAFETY: the consumer claim is held: `geometry` is not replaced meanwhile.
-        let geometry = unsafe { *self.geometry.get() };
+        let geometry = self.claim_end(&self.consumer)?;
         let tail = self.tail.load(Ordering::Relaxed);
         // INVARIANT: the claim is ours.
         Some(Consumer {
@@ -185,8 +197,9 @@ impl<R, T> Spsc<R, T> {
 ///
 /// # Invariants
 ///
-/// Holds the producer claim of `s`; `geometry` is `s`'s; `head` is the published head plus
-/// `pushed` slots, each of which holds what was pushed and is not published.
+/// Holds the producer claim of `s`; `geometry` is `s`'s (its `count` under the claim);
+/// `head` is the published head plus `pushed` slots, each of which holds what was pushed and
+/// is not published.
 pub(crate) struct Producer<'a, R, T> {
     s: &'a Spsc<R, T>,
     geometry: RingIndex,
@@ -290,8 +303,8 @@ impl<R, T> Drop for Producer<'_, R, T> {
 ///
 /// # Invariants
 ///
-/// Holds the consumer claim of `s`; `geometry` is `s`'s; `tail` is at or after the published
-/// tail and within `[tail, head)` as published.
+/// Holds the consumer claim of `s`; `geometry` is `s`'s (its `count` under the claim);
+/// `tail` is at or after the published tail and within `[tail, head)` as published.
 pub(crate) struct Consumer<'a, R, T> {
     s: &'a Spsc<R, T>,
     geometry: RingIndex,
@@ -379,24 +392,21 @@ impl<R, T> Exclusive<'_, R, T> {
     /// Swaps in `parts` (an empty ring, indices at 0) and returns the old storage, with what
     /// its slots still hold.
     pub(crate) fn replace(&mut self, mut parts: SpscParts<R, T>) -> SpscParts<R, T> {
+        let count = parts.count();
         // Lock-free readers see no ring while it changes.
         self.s.count.store(0, Ordering::Release);
-        // SAFETY: both claims held: nothing else reaches `ring`, `slots` or `geometry`, so
-        // the pointers are valid for reads and writes (and aligned: `UnsafeCell::get`); the
-        // other sides are fields of `parts`, which this function owns.
+        // SAFETY: both claims held: nothing else reaches `ring` or `slots`, so the pointers
+        // are valid for reads and writes (and aligned: `UnsafeCell::get`); the other sides are
+        // fields of `parts`, which this function owns.
         unsafe {
             core::ptr::swap(self.s.ring.get(), &mut parts.ring);
             core::ptr::swap(self.s.slots.get(), &mut parts.slots);
-            core::ptr::swap(self.s.geometry.get(), &mut parts.geometry);
         }
         self.s.head.store(0, Ordering::Release);
         self.s.tail.store(0, Ordering::Release);
-        // INVARIANT: the new slots number `parts.geometry.count()`, the indices are 0.
-        self.s.count.store(
-            // SAFETY: both claims held.
-            unsafe { (*self.s.geometry.get()).count() },
-            Ordering::Release,
-        );
+        // INVARIANT: the new slots number `count`, at least 2; the indices are 0. The old
+        // storage goes back whole (its own slots, its own count).
+        self.s.count.store(count, Ordering::Release);
         parts
     }
 }

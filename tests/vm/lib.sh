@@ -25,7 +25,8 @@
 # watchdog_fires          pings the peer for up to 30 s until the tx watchdog fires (a new
 #                         NETDEV WATCHDOG line in dmesg), and prints that line
 # completes SECS COMMAND...  runs COMMAND, failing if it has not completed within SECS (a
-#                         task stuck in the kernel ignores signals: timeout(1) cannot tell)
+#                         task stuck in the kernel ignores signals: timeout(1) cannot tell);
+#                         then prints where it waits (its kernel stack, the blocked tasks)
 # KERNEL_REPORTS          what a kernel prints when something is wrong (an extended regex);
 #                         scripts/vm fails every run whose kernel log matches it
 # no_kernel_report        fails on any KERNEL_REPORTS line in dmesg (a tx watchdog timeout,
@@ -205,6 +206,12 @@ completes() {
 		nap 0.1
 	done
 	echo "'$*' has not completed after $secs s"
+	# Where it waits: its kernel stack, and the kernel's own tasks that are blocked too (a
+	# worker, a kthread it waits for), so that a hang seen once can be diagnosed.
+	echo "its kernel stack:"
+	sed 's/^/  /' /proc/$pid/stack 2>/dev/null
+	echo w >/proc/sysrq-trigger 2>/dev/null && nap 0.5 &&
+		dmesg | awk '/sysrq: Show Blocked State/ { on = 1; n = 0 } on && n++ < 60' | sed 's/^/  /'
 	return 1
 }
 

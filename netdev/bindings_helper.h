@@ -13,6 +13,5 @@
 #include <linux/mii.h>
 #include <linux/dim.h>
 #include <net/netdev_queues.h>
-#include <net/page_pool/types.h>
 
 #include "helpers.h"

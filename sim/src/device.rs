@@ -1221,6 +1221,72 @@ impl Device {
             "vlan_stripped": c.vlan_stripped,
             "protocol_errors": c.protocol_errors,
             "rings": self.rings_json(),
+            "state": self.state_json(),
+        })
+    }
+
+    /// The rx rings as the driver left them in guest memory, one line per queue: the ring
+    /// indices, then each RRD the card marked updated and not yet cleared by the driver
+    /// (`index:rfd_index`) and each RFD slot with no buffer address (SIM_CONTROL `dump rx`,
+    /// written to the model's log: a diagnostic for a stalled receiver).
+    pub fn dump_rx(&self, env: &mut dyn Env) -> String {
+        let rfd_count = self
+            .reg::<regs::RFD_RING_SIZE>()
+            .field(regs::RFD_RING_SIZE::SIZE) as u64;
+        let rrd_count = self
+            .reg::<regs::RRD_RING_SIZE>()
+            .field(regs::RRD_RING_SIZE::SIZE) as u64;
+        let rx_hi = u64::from(self.get(regs::RX_BASE_ADDR_HI::OFFSET)) << 32;
+        let mut out = String::new();
+        for q in 0..self.queues().clamp(1, 4) {
+            let rrd_base = rx_hi | u64::from(self.get(queue::RRD_HEAD_ADDR_LO[q]));
+            let rfd_base = rx_hi | u64::from(self.get(queue::RFD_HEAD_ADDR_LO[q]));
+            let mut updated = Vec::new();
+            for i in 0..rrd_count {
+                let mut b = [0u8; RRD_SIZE];
+                if env.dma_read(rrd_base + i * RRD_SIZE as u64, &mut b) {
+                    let r = Rrd::from_bytes(&b);
+                    if r.word3 & rrs::RXD_UPDATED.mask() != 0 {
+                        updated.push(format!("{i}:{}", r.word0 >> 20));
+                    }
+                }
+            }
+            let mut empty = Vec::new();
+            for i in 0..rfd_count {
+                let mut b = [0u8; RFD_SIZE];
+                if env.dma_read(rfd_base + i * RFD_SIZE as u64, &mut b)
+                    && ring::Rfd::from_bytes(&b).buffer_addr == 0
+                {
+                    empty.push(i.to_string());
+                }
+            }
+            out += &format!(
+                "atl1c-sim: rx{q}: rfd_prod {} rfd_cons {} rrd_prod {}; rrd updated [{}]; rfd empty [{}]\n",
+                self.get(queue::RFD_PROD_IDX[q]) & 0xffff,
+                self.rfd_cons[q],
+                self.rrd_prod[q],
+                updated.join(" "),
+                empty.join(" "),
+            );
+        }
+        out
+    }
+
+    /// The interrupt and ring state now, for telling a stalled driver from a stalled card:
+    /// pending status, the mask, what was signalled and not yet acknowledged, whether a
+    /// moderation hold-off is running, and each queue's RFD producer (the driver's) and
+    /// consumer and RRD producer (the card's).
+    fn state_json(&self) -> serde_json::Value {
+        let q = self.queues().clamp(1, 4);
+        serde_json::json!({
+            "isr": self.isr,
+            "imr": self.get(regs::IMR::OFFSET),
+            "signalled": self.signalled,
+            "dis_int": self.dis_int,
+            "holdoff": self.deadline.is_some(),
+            "rfd_prod": (0..q).map(|i| self.get(queue::RFD_PROD_IDX[i]) & 0xffff).collect::<Vec<_>>(),
+            "rfd_cons": &self.rfd_cons[..q],
+            "rrd_prod": &self.rrd_prod[..q],
         })
     }
 

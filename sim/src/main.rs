@@ -391,6 +391,7 @@ fn control_file(path: &Path, m: &mut Model) {
     match cmd.trim() {
         "link up" => dev.set_link(io, true),
         "link down" => dev.set_link(io, false),
+        "dump rx" => eprint!("{}", dev.dump_rx(io)),
         other => match Fault::from_command(other) {
             Some(f) => dev.inject(io, f),
             None => {

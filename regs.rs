@@ -707,6 +707,9 @@ pub(crate) const ISR_TX_PKT: [u32; 4] = [1 << 15, 1 << 28, 1 << 29, 1 << 30];
 /// `ISR_RX_PKT_n`: rx interrupt per queue.
 pub(crate) const ISR_RX_PKT: [u32; 4] = [1 << 16, 1 << 17, 1 << 18, 1 << 19];
 
+/// `ISR_RFDn_UR`: a frame found rx ring n without a free RFD (the ring ran dry).
+pub(crate) const ISR_RFD_UR: [u32; 4] = [1 << 4, 1 << 5, 1 << 6, 1 << 7];
+
 /// Every rx and tx completion cause (`ISR_RX_PKT` and `ISR_TX_PKT` of all queues): what a
 /// driver's NAPI instances handle.
 pub(crate) const ISR_PKT: u32 = {
@@ -987,6 +990,8 @@ mod tests {
         assert_eq!(ISR_OVER, 0x0000_01f8);
         assert_eq!(ISR::TX_PKT_0.mask(), ISR_TX_PKT[0]);
         assert_eq!(ISR::RX_PKT_3.mask(), ISR_RX_PKT[3]);
+        assert_eq!(ISR::RFD0_UR.mask(), ISR_RFD_UR[0]);
+        assert_eq!(ISR::RFD3_UR.mask(), ISR_RFD_UR[3]);
         assert_eq!(ISR_PKT, 0x700f_8000);
         assert_eq!(MacSpeed::from_field(3), None);
     }

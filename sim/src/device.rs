@@ -233,6 +233,9 @@ pub struct Device {
     tpd_cons: [u16; 4],
     rfd_cons: [u16; 4],
     rrd_prod: [u16; 4],
+    /// Rx ring n dropped its last frame for want of an RFD: the ring is dry, and its
+    /// underrun was raised (`ISR_RFDn_UR`) when it ran dry, once until a frame fits again.
+    rx_dry: [bool; 4],
     link: bool,
     /// The AR8151's PHY is powered down (`GPHY_CTRL` `PWDOWN_HW` or `PHY_IDDQ`, what
     /// `atl1c_power_saving` writes on remove, shutdown and suspend): no link, no frame on the
@@ -285,6 +288,7 @@ impl Device {
             tpd_cons: [0; 4],
             rfd_cons: [0; 4],
             rrd_prod: [0; 4],
+            rx_dry: [false; 4],
             link: true,
             phy_down: false,
             tx_hung: false,
@@ -496,6 +500,7 @@ impl Device {
                 self.pidx = [0; 4];
                 self.tpd_cons = [0; 4];
                 self.rfd_cons = [0; 4];
+                self.rx_dry = [false; 4];
                 self.rrd_prod = [0; 4];
             }
             0x15f0 | 0x1f18 => {
@@ -554,6 +559,7 @@ impl Device {
         self.pidx = [0; 4];
         self.tpd_cons = [0; 4];
         self.rfd_cons = [0; 4];
+        self.rx_dry = [false; 4];
         self.rrd_prod = [0; 4];
     }
 
@@ -974,8 +980,16 @@ impl Device {
         if rfd_ring.used(prod, cons) == 0 {
             self.counters.rx_dropped[q] += 1;
             self.mac_stats[RX_RRD_OV] += 1;
+            // The ring ran dry: the underrun status is raised once, on the first frame it
+            // drops, and again only after a frame has fitted.
+            if !self.rx_dry[q] {
+                self.rx_dry[q] = true;
+                self.isr |= regs::ISR_RFD_UR[q];
+                self.update_irq(env);
+            }
             return Ok(());
         }
+        self.rx_dry[q] = false;
         if !self.cfg.bus_master() {
             self.error("dma_without_bus_master");
             return Err(RxFiltered::DriverError);

@@ -494,6 +494,36 @@ fn tx_status_riding_along_an_rx_interrupt_is_not_a_tx_interrupt() {
 }
 
 #[test]
+fn a_ring_running_dry_raises_its_underrun_once() {
+    let (mut d, mut e) = up(Personality::Ar8151);
+    post_rfds(&mut d, &mut e, 0, 2);
+    let ur = regs::ISR_RFD_UR[0];
+    w32(&mut d, &mut e, regs::IMR::OFFSET, ur);
+    d.receive(&mut e, &frame(MAC, 64));
+    d.receive(&mut e, &frame(MAC, 64));
+    assert_eq!(
+        r32(&mut d, &mut e, regs::ISR::OFFSET) & ur,
+        0,
+        "buffers left"
+    );
+    // The first frame dropped raises the underrun; acknowledged, the next ones do not.
+    d.receive(&mut e, &frame(MAC, 64));
+    assert_ne!(r32(&mut d, &mut e, regs::ISR::OFFSET) & ur, 0);
+    assert_eq!(e.irqs, 1);
+    w32(&mut d, &mut e, regs::ISR::OFFSET, ur);
+    d.receive(&mut e, &frame(MAC, 64));
+    assert_eq!(r32(&mut d, &mut e, regs::ISR::OFFSET) & ur, 0);
+    assert_eq!(e.irqs, 1);
+    // Once a frame has fitted again, the ring can run dry again.
+    post_rfds(&mut d, &mut e, 0, 3);
+    for _ in 0..2 {
+        d.receive(&mut e, &frame(MAC, 64));
+    }
+    assert_eq!(r32(&mut d, &mut e, regs::ISR::OFFSET) & ur, ur);
+    assert_eq!(d.counters.rx_dropped[0], 3);
+}
+
+#[test]
 fn masked_status_fires_when_unmasked() {
     let (mut d, mut e) = up(Personality::Ar8151);
     post_rfds(&mut d, &mut e, 0, 8);

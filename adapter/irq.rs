@@ -25,6 +25,28 @@ use crate::{
     },
 };
 
+/// What schedules the NAPI instance of rx ring `r`: a received frame, or the ring running dry
+/// (`RFDn_UR`). A ring the card has filled raises no `RX_PKT` any more, whatever became of
+/// the last one; the first frame it then drops raises the underrun, and the poll takes them
+/// all and refills.
+fn rx_cause(r: usize) -> u32 {
+    regs::ISR_RX_PKT.get(r).copied().unwrap_or(0) | regs::ISR_RFD_UR.get(r).copied().unwrap_or(0)
+}
+
+/// The underrun causes of every ring.
+const ISR_RFD_UR_ALL: u32 =
+    regs::ISR_RFD_UR[0] | regs::ISR_RFD_UR[1] | regs::ISR_RFD_UR[2] | regs::ISR_RFD_UR[3];
+
+/// Every rx cause of every ring.
+const ISR_RX_ANY: u32 = regs::ISR_RX_PKT[0]
+    | regs::ISR_RX_PKT[1]
+    | regs::ISR_RX_PKT[2]
+    | regs::ISR_RX_PKT[3]
+    | ISR_RFD_UR_ALL;
+
+/// Every cause that schedules a NAPI instance: masked while that instance runs.
+const ISR_NAPI: u32 = regs::ISR_PKT | ISR_RFD_UR_ALL;
+
 /// In the IMR shadow, at ISR_DIS_INT's position (no interrupt cause): the interface is up.
 pub(super) const IMR_LIVE: u32 = 1 << 31;
 /// The error interrupts that need a MAC reset (`ISR_ERROR` without `PHY_LINKDOWN`, which the
@@ -73,7 +95,7 @@ impl Adapter<'_> {
         let n = self.queues().max(1);
         (ch..self.rx_rings().min(regs::ISR_RX_PKT.len()))
             .step_by(n)
-            .fold(0, |m, r| m | regs::ISR_RX_PKT.get(r).copied().unwrap_or(0))
+            .fold(0, |m, r| m | rx_cause(r))
     }
 
     /// The moderation to program (timer units): the `ethtool -C` values, with DIM's current
@@ -152,6 +174,15 @@ impl netdev::IrqHandler for Adapter<'_> {
         }
         // Ack what we saw and hold further interrupts while scheduling.
         io.write(regs::ISR(status | regs::ISR::DIS_INT.mask()));
+        if status & ISR_RX_ANY != 0 {
+            // The ack clears RX_PKT for every frame the card has received by the time the
+            // write reaches it, and a posted write may take its time: a frame landing after
+            // the ISR read above but before the ack has its status cleared, and a poll that
+            // ran first would not see it either (a ring filled that way never raises RX_PKT
+            // again). The read makes the ack land before the poll looks at the ring. The tx
+            // poll needs no such read: it reads the TPD consumer index from the card.
+            io.flush();
+        }
         if self.up.load(Ordering::Acquire) {
             if status & ISR_RESET != 0 {
                 // atl1c_intr: a DMA or tx queue timeout needs a MAC reset. Interrupts stay
@@ -163,9 +194,9 @@ impl netdev::IrqHandler for Adapter<'_> {
             }
             // No rx or tx interrupt while the instance it schedules runs: its completion
             // unmasks them (one interrupt per NAPI cycle, not per moderation period).
-            self.imr_mask(status & regs::ISR_PKT);
+            self.imr_mask(status & ISR_NAPI);
             for r in 0..self.rx_rings().min(regs::ISR_RX_PKT.len()) {
-                if status & regs::ISR_RX_PKT[r] != 0 {
+                if status & rx_cause(r) != 0 {
                     if let Some(n) = self.napi.get(self.rx_channel(r)) {
                         n.schedule();
                     }

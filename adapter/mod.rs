@@ -315,14 +315,15 @@ impl<'a> Adapter<'a> {
 
 impl Adapter<'_> {
     /// The interrupts to unmask with `queues` channels on a chip of `max_queues` rings: tx
-    /// of rings `0..queues`, rx of every ring the card steers to (see [`Self::rx_rings_for`]).
+    /// of rings `0..queues`, rx and RFD underrun of every ring the card steers to (see
+    /// [`Self::rx_rings_for`]).
     fn intr_mask_for(queues: usize, max_queues: usize) -> u32 {
         let mut m = regs::IMR_NORMAL_MASK;
         for q in 0..queues.min(regs::ISR_TX_PKT.len()) {
             m |= regs::ISR_TX_PKT[q];
         }
         for r in 0..Self::rx_rings_for(queues, max_queues).min(regs::ISR_RX_PKT.len()) {
-            m |= regs::ISR_RX_PKT[r];
+            m |= regs::ISR_RX_PKT[r] | regs::ISR_RFD_UR[r];
         }
         m
     }

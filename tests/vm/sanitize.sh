@@ -107,18 +107,39 @@ refill_fails() {
 # every allocation failing on the driver's stacks, UDP from the DUT still all goes out. (A
 # TSO frame whose header is really cloned is copied first, skb_cow_head; when that copy fails
 # the frame is dropped and counted in txN_dropped. TCP's own clones need no copy.)
+# rx does allocate: each received buffer becomes an skb (napi_build_skb), so while every
+# allocation fails every received frame is dropped. iperf3's control connection (its setup
+# and its results, from the peer) must fall outside the failures: they start once the UDP
+# flow is under way and end before it does.
 xmit_allocates_nothing() {
-	local d0 d1 f0 f1
+	local d0 d1 f0 f1 pid i rc=0
 	iperf_server || return 1
+	f0=$(sim tx_frames)
+	iperf3 -c 192.0.2.2 -u -b 20M -l 1000 -t 8 >/dev/null 2>&1 &
+	pid=$!
+	sim_at_least tx_frames 100 $((f0 + 300)) || { kill $pid; wait $pid; return 1; }
 	d0=$(sum_stat '^tx[0-9]+_dropped:')
 	f0=$(sim tx_frames)
-	inject_start failslab 100 && inject_start fail_page_alloc 100 || return 1
-	iperf3 -c 192.0.2.2 -u -b 20M -l 1000 -t 3 >/dev/null 2>&1
+	if inject_start failslab 100 && inject_start fail_page_alloc 100; then
+		nap 3
+	else
+		rc=1
+	fi
 	inject_stop fail_page_alloc
 	inject_stop failslab
-	sleep 0.2
 	d1=$(sum_stat '^tx[0-9]+_dropped:')
 	f1=$(sim tx_frames)
+	for ((i = 0; i < 600; i++)); do
+		kill -0 $pid 2>/dev/null || break
+		nap 0.1
+	done
+	if kill -0 $pid 2>/dev/null; then
+		echo "iperf3 has not ended 60 s after the failures"
+		kill $pid
+		rc=1
+	fi
+	wait $pid
+	[ $rc -eq 0 ] || return 1
 	echo "= frames sent $((f1 - f0)), transmits dropped $((d1 - d0))"
 	[ "$d1" -eq "$d0" ] || { echo "xmit dropped frames for want of memory"; return 1; }
 	[ $((f1 - f0)) -ge 1000 ] || { echo "too few frames sent to tell"; return 1; }

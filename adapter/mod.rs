@@ -53,6 +53,7 @@ use crate::{
         DmaDev,
         Napi,
         NetDev,
+        PagePool,
         SkBuff,
         Stats64, //
     },
@@ -87,6 +88,8 @@ pub(crate) const RFD_MAX: u32 = 4095;
 const RX_BUF_MIN: u32 = 1518 + 4;
 /// `ETH_HLEN`.
 const ETH_HLEN: u32 = 14;
+/// Rx rings a card has at most (one rx interrupt cause each).
+const MAX_RX_RINGS: usize = regs::ISR_RX_PKT.len();
 /// `MAX_TSO_FRAME_SIZE`: largest MTU with TSO on the gigabit chips.
 const MAX_TSO_FRAME_SIZE: u32 = 7 * 1024;
 /// MAC statistics registers.
@@ -561,6 +564,7 @@ impl Adapter<'_> {
             let _ = self.hw.reset_mac(&io);
         }
         dev.carrier_off();
+        let mut pools: [Option<PagePool>; MAX_RX_RINGS] = [const { None }; MAX_RX_RINGS];
         netdev::bh_disabled(|| {
             *self.link.lock() = None;
             for q in 0..self.tx.len() {
@@ -569,8 +573,13 @@ impl Adapter<'_> {
             for q in 0..self.rx.len() {
                 self.rx_count_unpolled(q);
                 self.rx_clean_ring(q);
+                if let Some(slot) = pools.get_mut(q) {
+                    *slot = self.rx_take_pool(q);
+                }
             }
         });
+        // Destroyed here, in process context (it may sleep), with every buffer given back.
+        drop(pools);
     }
 
     /// Brings the interface up: MAC reset and configuration, rings, link, NAPI, interrupts.
@@ -603,27 +612,36 @@ impl Adapter<'_> {
         })?;
         self.hw.set_mac_addr(&io, dev.mac());
         netdev::NetDevOps::set_rx_mode(self, dev);
+        // Made here, where making them may sleep; what a ring already had (none after a
+        // down) is dropped here too.
+        let pools = self.rx_pools(dev, buf_len)?;
+        let mut old: [Option<PagePool>; MAX_RX_RINGS] = [const { None }; MAX_RX_RINGS];
         // Ring and link locks are shared with NAPI and xmit: take them with softirqs off.
-        netdev::bh_disabled(|| -> Result {
+        let r = netdev::bh_disabled(|| -> Result {
             for q in 0..self.tx.len() {
                 self.tx_clean_ring(dev, q);
             }
             for q in 0..self.rx.len() {
                 self.rx_clean_ring(q);
             }
+            for ((q, pool), slot) in pools.into_iter().enumerate().zip(old.iter_mut()) {
+                *slot = self.rx_install_pool(q, pool);
+            }
             self.configure(mtu)?;
             self.hw
                 .set_vlan_strip(&io, self.vlan_strip.load(Ordering::Relaxed));
             for q in 0..self.rx_rings() {
                 // A short ring is refilled by NAPI; one without a single buffer cannot start.
-                if !self.rx_fill(dev, None, q, buf_len)? && self.rx_posted(q) == 0 {
+                if !self.rx_fill(q)? && self.rx_posted(q) == 0 {
                     return Err(ENOMEM);
                 }
             }
             // Link first: MDIO belongs to open until NAPI is enabled.
             self.check_link(dev);
             Ok(())
-        })?;
+        });
+        drop(old);
+        r?;
         self.napi.set_queues(self.queues())?;
         self.up.store(true, Ordering::Release);
         for i in self.active_napis() {

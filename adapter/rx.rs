@@ -30,12 +30,10 @@ use crate::{
     },
     netdev::{
         self,
-        Dir,
-        DmaMap,
-        DropReason,
         Napi,
         NetDev,
-        SkBuff, //
+        PagePool,
+        RxPage, //
     },
     regs::queue,
     ring::{
@@ -47,17 +45,14 @@ use crate::{
     },
 };
 
-/// A receive buffer the card may write: the skb and its mapping.
-struct RxBuf {
-    skb: SkBuff,
-    map: DmaMap,
-}
-
 /// One rx queue: RFD ring (free buffers), RRD ring (returned frames) and the buffers.
 pub(super) struct RxRing {
     rfd: Coherent<[[u8; RFD_SIZE]]>,
     rrd: Coherent<[[u8; RRD_SIZE]]>,
-    bufs: KVec<Option<RxBuf>>,
+    /// Where the buffers come from while the interface is up (made at open for its MTU,
+    /// destroyed at down, outside the ring's lock: see [`Adapter::rx_take_pool`]).
+    pool: Option<PagePool>,
+    bufs: KVec<Option<RxPage>>,
     /// RFD and RRD ring size.
     ring: RingIndex,
     rfd_next_to_use: u16,
@@ -81,6 +76,7 @@ impl RxRing {
         Ok(Self {
             rfd,
             rrd,
+            pool: None,
             bufs,
             ring,
             rfd_next_to_use: 0,
@@ -124,36 +120,22 @@ impl RxRing {
 }
 
 impl Adapter<'_> {
-    fn rx_buf_len(&self) -> u32 {
-        self.rx_buf_len.load(Ordering::Relaxed)
-    }
-
-    /// Gives the card a buffer in every free RFD. Returns whether the ring is full: on an
-    /// allocation or mapping failure it stops, counts `alloc_fail`, and leaves the rest to the
-    /// next NAPI poll (which `rx_poll` then schedules itself: a card without buffers raises
-    /// no rx interrupt).
-    pub(super) fn rx_fill(
-        &self,
-        dev: NetDev,
-        napi: Option<&Napi>,
-        q: usize,
-        buf_len: u32,
-    ) -> Result<bool> {
+    /// Gives the card a buffer in every free RFD. Returns whether the ring is full: when its
+    /// pool has no page it stops, counts `alloc_fail`, and leaves the rest to the next NAPI
+    /// poll (which `rx_poll` then schedules itself: a card without buffers raises no rx
+    /// interrupt). `EINVAL` for a ring without a pool (the interface is down).
+    pub(super) fn rx_fill(&self, q: usize) -> Result<bool> {
         let Some(lock) = self.rx.get(q) else {
             return Err(EINVAL);
         };
-        self.fill_ring(&mut lock.lock(), dev, napi, q, buf_len)
+        self.fill_ring(&mut lock.lock(), q)
     }
 
     /// [`Self::rx_fill`] on ring `q`, already locked.
-    fn fill_ring(
-        &self,
-        r: &mut RxRing,
-        dev: NetDev,
-        napi: Option<&Napi>,
-        q: usize,
-        buf_len: u32,
-    ) -> Result<bool> {
+    fn fill_ring(&self, r: &mut RxRing, q: usize) -> Result<bool> {
+        if r.pool.is_none() {
+            return Err(EINVAL);
+        }
         let ring = r.ring;
         let mut filled = false;
         r.refill_failed = false;
@@ -164,27 +146,22 @@ impl Adapter<'_> {
                 break;
             }
             let i = usize::from(ntu);
-            if r.bufs.get(i).is_some_and(Option::is_some) {
+            let Some(slot) = r.bufs.get(i) else {
+                break;
+            };
+            if slot.is_some() {
                 break;
             }
-            let Some(skb) = SkBuff::alloc_rx(&dev, napi, buf_len) else {
+            let Some(page) = r.pool.as_mut().and_then(PagePool::alloc) else {
                 r.refill_failed = true;
                 break;
             };
-            let map = match skb.map_head(&self.dma, 0, buf_len, Dir::FromDevice) {
-                Ok(m) => m,
-                Err(_) => {
-                    skb.drop_reason(DropReason::NoMem);
-                    r.refill_failed = true;
-                    break;
-                }
-            };
             let rfd = ring::Rfd {
-                buffer_addr: map.addr(),
+                buffer_addr: page.addr(),
             };
             dma_write!(r.rfd, [try: i], rfd.to_bytes());
             if let Some(slot) = r.bufs.get_mut(i) {
-                *slot = Some(RxBuf { skb, map });
+                *slot = Some(page);
             }
             r.rfd_next_to_use = next;
             filled = true;
@@ -199,6 +176,31 @@ impl Adapter<'_> {
             }
         }
         Ok(!r.refill_failed)
+    }
+
+    /// Pools for the rx rings in use, each for buffers of `buf_len` bytes (`ndo_open`, in
+    /// process context: making a pool may sleep). Install them with [`Self::rx_install_pool`].
+    pub(super) fn rx_pools(&self, dev: NetDev, buf_len: u32) -> Result<KVec<PagePool>> {
+        let count = u32::from(self.rx_count.load(Ordering::Acquire));
+        let mut pools = KVec::with_capacity(self.rx_rings(), GFP_KERNEL)?;
+        for _ in 0..self.rx_rings() {
+            pools.push(PagePool::new(&self.dma, &dev, count, buf_len)?, GFP_KERNEL)?;
+        }
+        Ok(pools)
+    }
+
+    /// Gives ring `q` its pool (softirqs off: the ring's lock is NAPI's). Returns the pool it
+    /// had, if any, for the caller to drop outside the lock.
+    pub(super) fn rx_install_pool(&self, q: usize, pool: PagePool) -> Option<PagePool> {
+        let lock = self.rx.get(q)?;
+        lock.lock().pool.replace(pool)
+    }
+
+    /// Takes ring `q`'s pool, after [`Self::rx_clean_ring`] gave its buffers back (softirqs
+    /// off). The caller drops it in process context, outside the lock: destroying a pool may
+    /// sleep.
+    pub(super) fn rx_take_pool(&self, q: usize) -> Option<PagePool> {
+        self.rx.get(q)?.lock().pool.take()
     }
 
     /// How many buffers rx queue `q` has given the card.
@@ -238,11 +240,9 @@ impl Adapter<'_> {
             return;
         };
         let mut r = lock.lock();
+        // Back to the pool (its ring, then the page allocator when the pool goes).
         for slot in r.bufs.iter_mut() {
-            if let Some(b) = slot.take() {
-                b.map.unmap(&self.dma);
-                b.skb.drop_reason(DropReason::DevReady);
-            }
+            drop(slot.take());
         }
         // No RFD keeps pointing at a buffer that is unmapped and freed.
         for i in 0..r.bufs.len() {
@@ -290,7 +290,6 @@ impl Adapter<'_> {
         let (Some(lock), Some(st)) = (self.rx.get(q), self.rx_stats.get(ch)) else {
             return 0;
         };
-        let buf_len = self.rx_buf_len();
         let mt = self.nic == NicType::Mt;
         let csum = self.rx_csum.load(Ordering::Relaxed);
         let mut done = 0;
@@ -325,21 +324,25 @@ impl Adapter<'_> {
                 continue;
             };
             // CAST: rx buffers are below 16 KiB.
-            let checked = ring::check_rrd(&rrd, count, expected, buf_len as u16, mt);
-            // Sync only what the device wrote (frame and FCS) when the RRD can be trusted.
-            let used = checked
-                .map(|f| u32::from(f.len) + u32::from(ring::ETH_FCS_LEN))
-                .unwrap_or(0);
-            buf.map.unmap_rx(&self.dma, used);
+            let checked = ring::check_rrd(&rrd, count, expected, buf.buf_len() as u16, mt);
             match checked {
                 Ok(f) => {
-                    let mut skb = buf.skb;
-                    if skb.put(u32::from(f.len)).is_err() {
-                        // check_rrd bounds the length by the buffer: not reached.
-                        self.rx_bad_rrd.fetch_add(1, Ordering::Relaxed);
-                        skb.drop_reason(DropReason::NotSpecified);
-                        continue;
-                    }
+                    // Sync only what the device wrote: the frame and its FCS.
+                    let used = u32::from(f.len) + u32::from(ring::ETH_FCS_LEN);
+                    let mut skb = match buf.into_skb(used, u32::from(f.len)) {
+                        Ok(skb) => skb,
+                        Err(e) => {
+                            // check_rrd bounds the length by the buffer: only ENOMEM is
+                            // reached, and the frame is dropped for want of an skb.
+                            if e == ENOMEM {
+                                st.alloc_fail.fetch_add(1, Ordering::Relaxed);
+                                st.dropped.fetch_add(1, Ordering::Relaxed);
+                            } else {
+                                self.rx_bad_rrd.fetch_add(1, Ordering::Relaxed);
+                            }
+                            continue;
+                        }
+                    };
                     if f.l4_csum_ok && csum {
                         skb.set_csum_unnecessary();
                         csum_ok += 1;
@@ -352,13 +355,12 @@ impl Adapter<'_> {
                     // CAST: at most 4 queues.
                     skb.gro_receive(&dev, napi, ch as u16);
                 }
+                // The buffer goes back to the pool (dropped).
                 Err(ring::RxError::FrameError) => {
                     st.errors.fetch_add(1, Ordering::Relaxed);
-                    buf.skb.drop_reason(DropReason::NotSpecified);
                 }
                 Err(_) => {
                     self.rx_bad_rrd.fetch_add(1, Ordering::Relaxed);
-                    buf.skb.drop_reason(DropReason::NotSpecified);
                 }
             }
         }
@@ -372,11 +374,7 @@ impl Adapter<'_> {
         // A ring left short by an allocation failure is refilled even without a frame: the
         // card may have no buffer left to raise an interrupt with. While it stays short, NAPI
         // stays scheduled (the whole budget reported as done) and retries, as ixgbe does.
-        if (done > 0 || short)
-            && !self
-                .fill_ring(&mut r, dev, Some(napi), q, buf_len)
-                .unwrap_or(true)
-        {
+        if (done > 0 || short) && !self.fill_ring(&mut r, q).unwrap_or(true) {
             return budget;
         }
         done

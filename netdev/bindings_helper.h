@@ -13,5 +13,6 @@
 #include <linux/mii.h>
 #include <linux/dim.h>
 #include <net/netdev_queues.h>
+#include <net/page_pool/types.h>
 
 #include "helpers.h"

@@ -52,17 +52,14 @@ pub(crate) type DmaAddr = u64;
 /// Direction of a streaming mapping.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Dir {
-    /// CPU to device (tx).
+    /// CPU to device (tx; rx buffers come from a page_pool, which maps them itself).
     ToDevice,
-    /// Device to CPU (rx).
-    FromDevice,
 }
 
 impl Dir {
     pub(super) fn raw(self) -> kb::dma_data_direction {
         match self {
             Dir::ToDevice => kb::dma_data_direction_DMA_TO_DEVICE,
-            Dir::FromDevice => kb::dma_data_direction_DMA_FROM_DEVICE,
         }
     }
 }
@@ -131,26 +128,6 @@ impl DmaMap {
         if self.made_by(dev) {
             // SAFETY: made by `dev` (checked above).
             unsafe { self.unmap_attrs(dev, 0) };
-        }
-    }
-
-    /// Hands a received buffer to the CPU: syncs only the `used` bytes the device wrote (at
-    /// most the mapped length), then unmaps without another sync.
-    pub(crate) fn unmap_rx(self, dev: &DmaDev, used: u32) {
-        if !self.made_by(dev) {
-            return;
-        }
-        // SAFETY: a live mapping on `dev` (type invariant, and checked above), which `dev`'s
-        // invariant keeps valid; the sync covers `used.min(len)` bytes from the start of the
-        // mapping, in its direction.
-        unsafe {
-            nb::dma_sync_single_for_cpu(
-                dev.raw().cast(),
-                self.addr,
-                used.min(self.len) as usize,
-                self.dir.raw(),
-            );
-            self.unmap_attrs(dev, kb::DMA_ATTR_SKIP_CPU_SYNC as usize);
         }
     }
 

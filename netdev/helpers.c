@@ -6,6 +6,7 @@
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/stddef.h>
+#include <net/page_pool/helpers.h>
 
 #include "helpers.h"
 
@@ -245,4 +246,81 @@ void atl1c_rs_rtnl_lock(void)
 void atl1c_rs_rtnl_unlock(void)
 {
 	rtnl_unlock();
+}
+
+/* Headroom of an rx buffer, before the bytes the card writes. */
+#define ATL1C_RS_RX_HEADROOM (NET_SKB_PAD + NET_IP_ALIGN)
+
+/* What one rx buffer of buf_len bytes takes with its headroom and skb_shared_info. */
+static u32 atl1c_rs_rx_truesize(u32 buf_len)
+{
+	return SKB_DATA_ALIGN(ATL1C_RS_RX_HEADROOM + buf_len) +
+	       SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+}
+
+int atl1c_rs_rx_pool_create(struct device *dev, struct net_device *netdev, u32 count,
+			    u32 buf_len, struct page_pool **pool)
+{
+	struct page_pool_params pp = {
+		.flags = PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
+		.pool_size = count,
+		.nid = dev_to_node(dev),
+		.dev = dev,
+		.netdev = netdev,
+		.dma_dir = DMA_FROM_DEVICE,
+	};
+	struct page_pool *p;
+
+	if (!buf_len || buf_len > SZ_64K)
+		return -EINVAL;
+	pp.order = get_order(atl1c_rs_rx_truesize(buf_len));
+	/* Recycled pages are synced for the device whole: fragments lie anywhere in them. */
+	pp.max_len = PAGE_SIZE << pp.order;
+	p = page_pool_create(&pp);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	*pool = p;
+	return 0;
+}
+
+struct page *atl1c_rs_rx_page_alloc(struct page_pool *pool, u32 buf_len, u32 *offset,
+				    u32 *truesize, dma_addr_t *addr)
+{
+	gfp_t gfp = GFP_ATOMIC | __GFP_NOWARN;
+	unsigned int off, size = atl1c_rs_rx_truesize(buf_len);
+	struct page *page;
+
+	if (dma_get_mask(pool->p.dev) <= DMA_BIT_MASK(32))
+		gfp |= GFP_DMA32;
+	page = page_pool_alloc(pool, &off, &size, gfp);
+	if (unlikely(!page))
+		return NULL;
+	*offset = off;
+	*truesize = size;
+	*addr = page_pool_get_dma_addr(page) + off + ATL1C_RS_RX_HEADROOM;
+	return page;
+}
+
+struct sk_buff *atl1c_rs_rx_page_build_skb(struct page_pool *pool, struct page *page,
+					   u32 offset, u32 truesize, u32 sync_len, u32 len)
+{
+	void *va = page_address(page) + offset;
+	struct sk_buff *skb;
+
+	page_pool_dma_sync_for_cpu(pool, page, offset + ATL1C_RS_RX_HEADROOM, sync_len);
+	net_prefetch(va + ATL1C_RS_RX_HEADROOM);
+	skb = in_softirq() ? napi_build_skb(va, truesize) : build_skb(va, truesize);
+	if (unlikely(!skb)) {
+		page_pool_put_full_page(pool, page, false);
+		return NULL;
+	}
+	skb_mark_for_recycle(skb);
+	skb_reserve(skb, ATL1C_RS_RX_HEADROOM);
+	__skb_put(skb, len);
+	return skb;
+}
+
+void atl1c_rs_rx_page_free(struct page_pool *pool, struct page *page)
+{
+	page_pool_put_full_page(pool, page, false);
 }

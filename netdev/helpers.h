@@ -115,4 +115,36 @@ int atl1c_rs_txq_maybe_stop(struct netdev_queue *txq, unsigned int (*avail)(cons
 int atl1c_rs_txq_completed_wake(struct netdev_queue *txq, unsigned int pkts, unsigned int bytes,
 				unsigned int (*avail)(const void *), const void *ctx,
 				unsigned int start_thrs);
+struct page_pool;
+struct page;
+/*
+ * Receive buffers from a page_pool. Each is buf_len bytes the card may write, after
+ * NET_SKB_PAD + NET_IP_ALIGN bytes of headroom and before the skb_shared_info that
+ * napi_build_skb puts at its end: a fragment of a page (two per page at MTU 1500), or a whole
+ * page of the order that holds it (jumbo frames).
+ *
+ * The pool of a ring of count buffers: mapped for the device (DMA_FROM_DEVICE) and synced for
+ * it when a page comes back. No NAPI instance is given to it: only its owner allocates, and
+ * pages come back through its ring (never straight into its allocation cache). 0 and *pool,
+ * -EINVAL for a buffer length of 0 or above 64 KiB, or -errno.
+ */
+int atl1c_rs_rx_pool_create(struct device *dev, struct net_device *netdev, u32 count,
+			    u32 buf_len, struct page_pool **pool);
+/*
+ * A buffer of pool (its buf_len), from the zone the device's DMA mask reaches: its page, the
+ * offset and size (truesize) of its fragment, and the bus address where the card may write.
+ * NULL when there is no page (counted by the caller).
+ */
+struct page *atl1c_rs_rx_page_alloc(struct page_pool *pool, u32 buf_len, u32 *offset,
+				    u32 *truesize, dma_addr_t *addr);
+/*
+ * An skb around a received buffer: syncs the sync_len bytes the card wrote for the CPU, puts
+ * len of them, marks the skb for recycling into pool. NULL when no skb could be had: the page
+ * then goes back to the pool. napi_build_skb in softirq context, build_skb elsewhere. The
+ * caller bounds len <= sync_len <= buf_len.
+ */
+struct sk_buff *atl1c_rs_rx_page_build_skb(struct page_pool *pool, struct page *page,
+					   u32 offset, u32 truesize, u32 sync_len, u32 len);
+/* Gives a buffer back to its pool (from any context). */
+void atl1c_rs_rx_page_free(struct page_pool *pool, struct page *page);
 #endif

@@ -49,18 +49,6 @@ impl SkBuff {
         self.0.as_ptr()
     }
 
-    /// Allocates an rx skb of `len` bytes for `napi` (or the netdev outside NAPI).
-    pub(crate) fn alloc_rx(dev: &NetDev, napi: Option<&Napi>, len: u32) -> Option<Self> {
-        let skb = match napi {
-            // SAFETY: `napi` is a registered NAPI instance of `dev`.
-            Some(n) => unsafe { nb::napi_alloc_skb(n.raw(), len) },
-            // SAFETY: `dev` is a valid registered net_device (type invariant of `NetDev`).
-            None => unsafe { nb::netdev_alloc_skb(dev.raw(), len) },
-        };
-        // SAFETY: a fresh skb, owned by us.
-        unsafe { Self::from_raw(skb) }
-    }
-
     /// Length of the data.
     pub(crate) fn len(&self) -> u32 {
         // SAFETY: valid skb by the type invariant.
@@ -113,19 +101,6 @@ impl SkBuff {
         // SAFETY: a live page mapping of the fragment's `size` bytes on `dev`, just made and
         // checked (`skb_frag_dma_map` maps to the device).
         Ok(unsafe { DmaMap::new(dev, addr, size, Dir::ToDevice, true) })
-    }
-
-    /// Appends `len` bytes the device wrote to the tail (`skb_put`); `EINVAL` where they do
-    /// not fit the tailroom (which `skb_put` would answer with a BUG).
-    pub(crate) fn put(&mut self, len: u32) -> Result {
-        // SAFETY: valid skb.
-        let room = unsafe { nb::skb_tailroom(self.raw()) };
-        if u32::try_from(room).map_or(true, |room| len > room) {
-            return Err(EINVAL);
-        }
-        // SAFETY: valid skb with `len` bytes of tailroom (checked above).
-        unsafe { kb::skb_put(self.raw(), len) };
-        Ok(())
     }
 
     /// Marks the L4 checksum as verified by the device.

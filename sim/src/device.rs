@@ -7,7 +7,7 @@
 //! atl1c_main.c). The device never trusts the driver: every index and address it is given is
 //! checked, and whatever does not fit is logged, counted in `protocol_errors` and ignored.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use crate::faults::{Fault, Faults};
@@ -229,6 +229,9 @@ pub struct Device {
     rx_next: Duration,
     tx_next: Duration,
     deadline: Option<Duration>,
+    /// Writes to `ISR` held back by `ack delay`, in order: when each takes effect, and the
+    /// value written.
+    late_isr: VecDeque<(Duration, u32)>,
     pidx: [u16; 4],
     tpd_cons: [u16; 4],
     rfd_cons: [u16; 4],
@@ -293,6 +296,7 @@ impl Device {
             phy_down: false,
             tx_hung: false,
             faults: Faults::default(),
+            late_isr: VecDeque::new(),
             speed: match pers {
                 Personality::Mikrotik => 10000,
                 Personality::Ar8151 => 1000,
@@ -323,9 +327,12 @@ impl Device {
         )
     }
 
-    /// When [`Device::tick`] must run next for a held-back interrupt, if any.
+    /// When [`Device::tick`] must run next for a held-back interrupt or `ISR` write, if any.
     pub fn deadline(&self) -> Option<Duration> {
-        self.deadline
+        match (self.deadline, self.late_isr.front()) {
+            (Some(d), Some(&(a, _))) => Some(d.min(a)),
+            (d, a) => d.or(a.map(|&(t, _)| t)),
+        }
     }
 
     fn get(&self, off: usize) -> u32 {
@@ -390,7 +397,8 @@ impl Device {
             return u32::MAX;
         }
         *self.counters.mmio_reads.entry(off as u32).or_default() += 1;
-        let _ = env;
+        // A read does not pass the posted writes before it.
+        self.apply_late_isr(env, None);
         match off {
             o if o == regs::MT_MAGIC_REG::OFFSET => {
                 if self.mikrotik() {
@@ -460,6 +468,8 @@ impl Device {
             o if o == regs::MASTER_CTRL::OFFSET => {
                 let r = regs::MASTER_CTRL(v);
                 if r.bit(regs::MASTER_CTRL::SOFT_RST) {
+                    // The writes before it land first.
+                    self.apply_late_isr(env, None);
                     self.soft_reset();
                 }
                 self.set(o, r.with_bit(regs::MASTER_CTRL::SOFT_RST, false).raw());
@@ -485,11 +495,15 @@ impl Device {
                 self.set(o, r.raw());
             }
             o if o == regs::ISR::OFFSET => {
-                // Write 1 to clear status; bit 31 disables interrupts while set.
-                self.isr &= !(v & !ISR_DIS_INT);
-                self.signalled &= self.isr;
-                self.dis_int = v & ISR_DIS_INT != 0;
-                self.update_irq(env);
+                match self.faults.ack_delay {
+                    // Behind the writes to ISR still held back, if any.
+                    Some(d) => {
+                        self.faults.count("ack_delayed");
+                        self.late_isr.push_back((env.now() + d, v));
+                    }
+                    None if !self.late_isr.is_empty() => self.late_isr.push_back((env.now(), v)),
+                    None => self.isr_write(env, v),
+                }
             }
             o if o == regs::IMR::OFFSET => {
                 self.set(o, v);
@@ -530,6 +544,29 @@ impl Device {
                 }
             }
             o => self.set(o, v),
+        }
+    }
+
+    /// A write to `ISR` takes effect: 1s clear status; bit 31 disables interrupts while set.
+    fn isr_write(&mut self, env: &mut dyn Env, v: u32) {
+        self.isr &= !(v & !ISR_DIS_INT);
+        self.signalled &= self.isr;
+        self.dis_int = v & ISR_DIS_INT != 0;
+        self.update_irq(env);
+    }
+
+    /// Applies the `ISR` writes held back by `ack delay`: all of them, or (`due` given) those
+    /// due by then.
+    fn apply_late_isr(&mut self, env: &mut dyn Env, due: Option<Duration>) {
+        while let Some(&(t, v)) = self.late_isr.front() {
+            if due.is_some_and(|now| t > now) {
+                return;
+            }
+            self.late_isr.pop_front();
+            if due.is_some() {
+                self.faults.count("ack_timed_out");
+            }
+            self.isr_write(env, v);
         }
     }
 
@@ -984,8 +1021,12 @@ impl Device {
             // drops, and again only after a frame has fitted.
             if !self.rx_dry[q] {
                 self.rx_dry[q] = true;
-                self.isr |= regs::ISR_RFD_UR[q];
-                self.update_irq(env);
+                if self.faults.no_underrun {
+                    self.faults.count("underrun_off");
+                } else {
+                    self.isr |= regs::ISR_RFD_UR[q];
+                    self.update_irq(env);
+                }
             }
             return Ok(());
         }
@@ -1155,6 +1196,7 @@ impl Device {
             return None;
         }
         let now = env.now();
+        self.apply_late_isr(env, Some(now));
         if let Some(d) = self.deadline {
             if now >= d {
                 self.update_irq(env);
@@ -1162,7 +1204,7 @@ impl Device {
         }
         let retrig = self.get(regs::INT_RETRIG_TIMER::OFFSET) & 0xffff;
         let eligible = self.isr & self.get(regs::IMR::OFFSET);
-        let mut next = self.deadline;
+        let mut next = self.deadline();
         if retrig != 0 && !self.dis_int && eligible & self.signalled != 0 {
             let period = Duration::from_micros(u64::from(retrig) * 2);
             let due = self.last_irq.unwrap_or(now) + period;

@@ -10,6 +10,7 @@
 //! tell an injected fault from one that never happened.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use crate::ring::{rrs, Rrd};
 
@@ -42,6 +43,13 @@ pub enum Fault {
     MdioStuck,
     /// `mdio ok`: MDIO transactions complete again.
     MdioOk,
+    /// `ack delay US`: writes to `ISR` take effect `US` microseconds late, or when the driver
+    /// next reads a register, whichever comes first (a read does not pass a posted write);
+    /// `ack delay 0` applies them at once again.
+    AckDelay(u32),
+    /// `underrun off`: a ring that runs dry raises no `ISR_RFDn_UR` (a driver must not need
+    /// it to see a full ring); `underrun on` restores it.
+    Underrun(bool),
 }
 
 impl Fault {
@@ -61,6 +69,9 @@ impl Fault {
             ["surprise", "removal"] => Self::SurpriseRemoval,
             ["mdio", "stuck"] => Self::MdioStuck,
             ["mdio", "ok"] => Self::MdioOk,
+            ["ack", "delay", us] => Self::AckDelay(number(us)?),
+            ["underrun", "off"] => Self::Underrun(false),
+            ["underrun", "on"] => Self::Underrun(true),
             _ => return None,
         })
     }
@@ -91,10 +102,16 @@ pub struct Faults {
     pub(crate) removed: bool,
     /// MDIO transactions never complete.
     pub(crate) mdio_stuck: bool,
+    /// How late writes to `ISR` take effect (`ack delay`), if they are held back at all.
+    pub(crate) ack_delay: Option<Duration>,
+    /// Dry rings raise no underrun (`underrun off`).
+    pub(crate) no_underrun: bool,
     /// What each fault did, by SIM_STATS key: `rrd_fuzz` (descriptors written),
     /// `rrd_oversize`, `rx_error` (frames flagged), `tx_cidx` (reads served), `irq_lost`,
     /// `dma_error` (interrupts raised), `reset_stuck` (soft resets that never went idle),
-    /// `surprise_removal` (1 once applied), `mdio_stuck` (transactions that never completed).
+    /// `surprise_removal` (1 once applied), `mdio_stuck` (transactions that never completed),
+    /// `ack_delayed` (`ISR` writes held back), `ack_timed_out` (of those, the ones applied when
+    /// their delay ran out, not by a read), `underrun_off` (underruns not raised).
     pub injected: BTreeMap<&'static str, u64>,
 }
 
@@ -116,6 +133,10 @@ impl Faults {
             Fault::IrqLose(n) => self.irq_lose = n,
             Fault::MdioStuck => self.mdio_stuck = true,
             Fault::MdioOk => self.mdio_stuck = false,
+            Fault::AckDelay(us) => {
+                self.ack_delay = (us > 0).then(|| Duration::from_micros(u64::from(us)));
+            }
+            Fault::Underrun(on) => self.no_underrun = !on,
             Fault::SurpriseRemoval => {
                 if !self.removed {
                     self.removed = true;
@@ -206,6 +227,15 @@ mod tests {
         assert_eq!(Fault::from_command("rx error x"), None);
         assert_eq!(Fault::from_command("rrd fuzz 1"), None);
         assert_eq!(Fault::from_command("reset  stuck"), None);
+        assert_eq!(
+            Fault::from_command("ack delay 2000"),
+            Some(Fault::AckDelay(2000))
+        );
+        assert_eq!(
+            Fault::from_command("underrun off"),
+            Some(Fault::Underrun(false))
+        );
+        assert_eq!(Fault::from_command("underrun maybe"), None);
     }
 
     #[test]

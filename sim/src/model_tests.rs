@@ -524,6 +524,51 @@ fn a_ring_running_dry_raises_its_underrun_once() {
 }
 
 #[test]
+fn a_late_ack_clears_what_came_after_it_unless_a_read_flushes_it() {
+    use crate::faults::Fault;
+    let (mut d, mut e) = up(Personality::Ar8151);
+    post_rfds(&mut d, &mut e, 0, 8);
+    let rx = regs::ISR_RX_PKT[0];
+    w32(&mut d, &mut e, regs::IMR::OFFSET, rx);
+    d.inject(&mut e, Fault::AckDelay(1000));
+    d.receive(&mut e, &frame(MAC, 64));
+    assert_eq!(e.irqs, 1);
+    // The handler acknowledges what it saw; a frame lands before the write does.
+    w32(&mut d, &mut e, regs::ISR::OFFSET, rx);
+    assert_eq!(d.deadline(), Some(e.now + Duration::from_micros(1000)));
+    d.receive(&mut e, &frame(MAC, 64));
+    e.now += Duration::from_micros(1000);
+    d.tick(&mut e);
+    // Its status went with the first one's, and nothing fires for it.
+    assert_eq!(r32(&mut d, &mut e, regs::ISR::OFFSET) & rx, 0);
+    assert_eq!(e.irqs, 1);
+    assert_eq!(d.faults().injected.get("ack_timed_out"), Some(&1));
+    // A read after the acknowledgement makes it land first: the next frame keeps its status.
+    w32(&mut d, &mut e, regs::ISR::OFFSET, rx);
+    r32(&mut d, &mut e, regs::MAC_CTRL::OFFSET);
+    d.receive(&mut e, &frame(MAC, 64));
+    assert_eq!(r32(&mut d, &mut e, regs::ISR::OFFSET) & rx, rx);
+    assert_eq!(e.irqs, 2);
+    assert_eq!(d.faults().injected.get("ack_delayed"), Some(&2));
+    assert_eq!(d.deadline(), None);
+}
+
+#[test]
+fn underrun_off_leaves_a_dry_ring_silent() {
+    use crate::faults::Fault;
+    let (mut d, mut e) = up(Personality::Ar8151);
+    post_rfds(&mut d, &mut e, 0, 1);
+    w32(&mut d, &mut e, regs::IMR::OFFSET, regs::ISR_RFD_UR[0]);
+    d.inject(&mut e, Fault::Underrun(false));
+    for _ in 0..3 {
+        d.receive(&mut e, &frame(MAC, 64));
+    }
+    assert_eq!(e.irqs, 0);
+    assert_eq!(d.counters.rx_dropped[0], 2);
+    assert_eq!(d.faults().injected.get("underrun_off"), Some(&1));
+}
+
+#[test]
 fn masked_status_fires_when_unmasked() {
     let (mut d, mut e) = up(Personality::Ar8151);
     post_rfds(&mut d, &mut e, 0, 8);

@@ -6,7 +6,8 @@
 # interrupt ("dma error") must make the driver reset the MAC as the C driver does; a reset
 # that never completes ("reset stuck") must leave the interface down and closable, and a
 # later `ip link set up` must bring it back. On AR8151, a PHY bus that hangs ("mdio stuck")
-# must not hang a link event.
+# must not hang a link event. Acknowledgements that reach the card late ("ack delay") must not
+# stop the receiver.
 set -u
 source "$VM_LIB"
 
@@ -81,6 +82,36 @@ mdio_stuck_recovers() {
 	ping_resumes
 }
 
+# The card applies writes to ISR late ("ack delay", a slow posted write): the status of a frame
+# that lands between the handler's read of ISR and its acknowledgement is cleared with the rest.
+# A ring filled that way raises no RX_PKT again, and with the underrun off ("underrun off") no
+# other status either: only a driver whose acknowledgement lands before its poll looks at the
+# ring keeps receiving. 16 TCP streams from the peer into 64-entry rings fill one in a window;
+# a receiver that stops leaves iperf3 waiting for its results for good.
+late_ack_keeps_receiving() {
+	local i rc=0 rx0 rx_was
+	rx_was=$(ethtool -g eth0 | awk '/^Current/ { c = 1 } c && /^RX:/ { print $2; exit }')
+	ethtool -G eth0 rx 64 || return 1
+	link_up || return 1
+	sim_control "underrun off"
+	sim_control "ack delay 3000"
+	sim_at_least faults.ack_delayed 50 1 || rc=1
+	for ((i = 1; i <= ${ROUNDS:-3} && rc == 0; i++)); do
+		rx0=$(sim rx_frames)
+		iperf_server || { rc=1; break; }
+		completes 60 iperf3 -c 192.0.2.2 -R -P 16 -t 4 >/dev/null || rc=1
+		echo "= round $i: $(($(sim rx_frames) - rx0)) frames received"
+	done
+	echo "= ISR writes held back: $(sim faults.ack_delayed), landed late: $(sim faults.ack_timed_out), dry rings without an underrun: $(sim faults.underrun_off)"
+	remote pkill iperf3
+	sim_control "ack delay 0"
+	sim_control "underrun on"
+	ethtool -G eth0 rx "$rx_was" || rc=1
+	link_up || rc=1
+	ping_resumes || rc=1
+	return $rc
+}
+
 # The watchdog report of the tx hang is expected here, so not driver_unloads' log check.
 unloads() {
 	driver_removed && kmemleak_scan
@@ -92,6 +123,7 @@ check "reset stuck: down without a hang, up again once the card resets" reset_st
 if [ "$PERSONALITY" = ar8151 ]; then
 	check "mdio stuck: a link event does not hang, the link returns with MDIO" mdio_stuck_recovers
 fi
+check "late acknowledgements: the receiver keeps going" late_ack_keeps_receiving
 check "no oops or lockdep report during recovery" no_kernel_report
 check "rmmod after the faults, no leak" unloads
 summary

@@ -995,12 +995,7 @@ impl Device {
         } else {
             0
         };
-        let rfd_count = self
-            .reg::<regs::RFD_RING_SIZE>()
-            .field(regs::RFD_RING_SIZE::SIZE) as u16;
-        let rrd_count = self
-            .reg::<regs::RRD_RING_SIZE>()
-            .field(regs::RRD_RING_SIZE::SIZE) as u16;
+        let (rfd_count, rrd_count) = self.rx_ring_sizes();
         let (Some(rfd_ring), Some(rrd_ring)) = (
             ring::RingIndex::new(rfd_count),
             ring::RingIndex::new(rrd_count),
@@ -1286,12 +1281,8 @@ impl Device {
     /// (`index:rfd_index`) and each RFD slot with no buffer address (SIM_CONTROL `dump rx`,
     /// written to the model's log: a diagnostic for a stalled receiver).
     pub fn dump_rx(&self, env: &mut dyn Env) -> String {
-        let rfd_count = self
-            .reg::<regs::RFD_RING_SIZE>()
-            .field(regs::RFD_RING_SIZE::SIZE) as u64;
-        let rrd_count = self
-            .reg::<regs::RRD_RING_SIZE>()
-            .field(regs::RRD_RING_SIZE::SIZE) as u64;
+        let (rfd_count, rrd_count) = self.rx_ring_sizes();
+        let (rfd_count, rrd_count) = (u64::from(rfd_count), u64::from(rrd_count));
         let rx_hi = u64::from(self.get(regs::RX_BASE_ADDR_HI::OFFSET)) << 32;
         let mut out = String::new();
         for q in 0..self.queues().clamp(1, 4) {
@@ -1346,18 +1337,26 @@ impl Device {
         })
     }
 
+    /// The RFD and RRD ring sizes the driver programmed (the same for every queue).
+    fn rx_ring_sizes(&self) -> (u16, u16) {
+        // CAST: the SIZE fields are 12 bits wide.
+        let rfd = self
+            .reg::<regs::RFD_RING_SIZE>()
+            .field(regs::RFD_RING_SIZE::SIZE) as u16;
+        let rrd = self
+            .reg::<regs::RRD_RING_SIZE>()
+            .field(regs::RRD_RING_SIZE::SIZE) as u16;
+        (rfd, rrd)
+    }
+
     /// The ring geometry the driver programmed, per queue, and the memory it hands the card:
     /// descriptor rings (TPD, RFD, RRD) and the rx buffers the RFDs point at, in bytes.
     fn rings_json(&self) -> serde_json::Value {
         let tpd = self
             .reg::<regs::TPD_RING_SIZE>()
             .field(regs::TPD_RING_SIZE::SIZE) as usize;
-        let rfd = self
-            .reg::<regs::RFD_RING_SIZE>()
-            .field(regs::RFD_RING_SIZE::SIZE) as usize;
-        let rrd = self
-            .reg::<regs::RRD_RING_SIZE>()
-            .field(regs::RRD_RING_SIZE::SIZE) as usize;
+        let (rfd, rrd) = self.rx_ring_sizes();
+        let (rfd, rrd) = (usize::from(rfd), usize::from(rrd));
         let buf = self
             .reg::<regs::RX_BUF_SIZE>()
             .field(regs::RX_BUF_SIZE::SIZE) as usize;

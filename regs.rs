@@ -710,17 +710,26 @@ pub(crate) const ISR_RX_PKT: [u32; 4] = [1 << 16, 1 << 17, 1 << 18, 1 << 19];
 /// `ISR_RFDn_UR`: a frame found rx ring n without a free RFD (the ring ran dry).
 pub(crate) const ISR_RFD_UR: [u32; 4] = [1 << 4, 1 << 5, 1 << 6, 1 << 7];
 
-/// Every rx and tx completion cause (`ISR_RX_PKT` and `ISR_TX_PKT` of all queues): what a
-/// driver's NAPI instances handle.
-pub(crate) const ISR_PKT: u32 = {
+/// The bits of every queue's cause in `causes`, ORed.
+const fn all_queues(causes: [u32; 4]) -> u32 {
     let mut m = 0;
     let mut i = 0;
-    while i < ISR_RX_PKT.len() && i < ISR_TX_PKT.len() {
-        m |= ISR_RX_PKT[i] | ISR_TX_PKT[i];
+    while i < causes.len() {
+        m |= causes[i];
         i += 1;
     }
     m
-};
+}
+
+/// `ISR_RX_PKT` of every queue.
+pub(crate) const ISR_RX_PKT_ALL: u32 = all_queues(ISR_RX_PKT);
+
+/// `ISR_RFDn_UR` of every ring.
+pub(crate) const ISR_RFD_UR_ALL: u32 = all_queues(ISR_RFD_UR);
+
+/// Every rx and tx completion cause (`ISR_RX_PKT` and `ISR_TX_PKT` of all queues): what a
+/// driver's NAPI instances handle.
+pub(crate) const ISR_PKT: u32 = ISR_RX_PKT_ALL | all_queues(ISR_TX_PKT);
 
 /// `IMR_NORMAL_MASK`: what the driver always keeps unmasked.
 pub(crate) const IMR_NORMAL_MASK: u32 = ISR::MANUAL.mask()
@@ -993,6 +1002,12 @@ mod tests {
         assert_eq!(ISR::RFD0_UR.mask(), ISR_RFD_UR[0]);
         assert_eq!(ISR::RFD3_UR.mask(), ISR_RFD_UR[3]);
         assert_eq!(ISR_PKT, 0x700f_8000);
+        assert_eq!(ISR_RX_PKT_ALL, 0x000f_0000);
+        assert_eq!(ISR_RFD_UR_ALL, 0x0000_00f0);
+        assert_eq!(
+            ISR_RFD_UR_ALL | ISR::HW_RXF_OV.mask() | ISR::TXF_UR.mask(),
+            ISR_OVER
+        );
         assert_eq!(MacSpeed::from_field(3), None);
     }
 

@@ -33,19 +33,11 @@ fn rx_cause(r: usize) -> u32 {
     regs::ISR_RX_PKT.get(r).copied().unwrap_or(0) | regs::ISR_RFD_UR.get(r).copied().unwrap_or(0)
 }
 
-/// The underrun causes of every ring.
-const ISR_RFD_UR_ALL: u32 =
-    regs::ISR_RFD_UR[0] | regs::ISR_RFD_UR[1] | regs::ISR_RFD_UR[2] | regs::ISR_RFD_UR[3];
-
 /// Every rx cause of every ring.
-const ISR_RX_ANY: u32 = regs::ISR_RX_PKT[0]
-    | regs::ISR_RX_PKT[1]
-    | regs::ISR_RX_PKT[2]
-    | regs::ISR_RX_PKT[3]
-    | ISR_RFD_UR_ALL;
+const ISR_RX_ANY: u32 = regs::ISR_RX_PKT_ALL | regs::ISR_RFD_UR_ALL;
 
 /// Every cause that schedules a NAPI instance: masked while that instance runs.
-const ISR_NAPI: u32 = regs::ISR_PKT | ISR_RFD_UR_ALL;
+const ISR_NAPI: u32 = regs::ISR_PKT | regs::ISR_RFD_UR_ALL;
 
 /// In the IMR shadow, at ISR_DIS_INT's position (no interrupt cause): the interface is up.
 pub(super) const IMR_LIVE: u32 = 1 << 31;

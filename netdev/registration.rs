@@ -31,8 +31,7 @@ use super::{
         Priv,
         MAX_NAPI, //
     },
-    ops::Vtable,
-    pci_raw, //
+    ops::Vtable, //
 };
 
 /// Configuration of a net_device before registration.
@@ -235,6 +234,11 @@ pub(crate) trait IrqHandler: Sync {
 
 /// A requested interrupt line calling `T`.
 ///
+/// The vector comes from the kernel crate (`pci::Device::alloc_irq_vectors`, released by
+/// devres after the driver data is dropped, so after this line is freed). The line itself is
+/// requested here: `kernel::irq::Registration` owns a `'static` handler, and the driver's
+/// handler borrows the bound device (`Adapter<'bound>` holds the BAR).
+///
 /// # Invariants
 ///
 /// `irq` was requested with `cookie` pointing to a `T` that outlives this value; dropping
@@ -242,7 +246,6 @@ pub(crate) trait IrqHandler: Sync {
 pub(crate) struct Irq<T: IrqHandler> {
     irq: u32,
     cookie: *const T,
-    pdev: *mut kb::pci_dev,
 }
 
 // SAFETY: the line can be freed from any thread.
@@ -276,20 +279,12 @@ impl<T: IrqHandler> Irq<T> {
         handler: &T,
         name: &'static CStr,
     ) -> Result<Self> {
-        let raw = pci_raw(pdev);
-        // SAFETY: valid pci_dev; one vector of MSI or INTx, freed with the device (devres
-        // in pci_alloc_irq_vectors' managed mode is not used: freed in Drop).
-        let n = unsafe { kb::pci_alloc_irq_vectors(raw, 1, 1, kb::PCI_IRQ_MSI | kb::PCI_IRQ_INTX) };
-        if n < 0 {
-            return Err(Error::from_errno(n));
-        }
-        // SAFETY: vector 0 exists now.
-        let irq = unsafe { kb::pci_irq_vector(raw, 0) };
-        let Ok(irq) = u32::try_from(irq) else {
-            // SAFETY: allocated above.
-            unsafe { kb::pci_free_irq_vectors(raw) };
-            return Err(Error::from_errno(irq));
-        };
+        let types = pci::IrqTypes::default()
+            .with(pci::IrqType::Msi)
+            .with(pci::IrqType::Intx);
+        let vectors = pdev.alloc_irq_vectors(1, 1, types)?;
+        let request: kernel::irq::IrqRequest<'_> = (*vectors.start()).try_into()?;
+        let irq = request.irq();
         let cookie = core::ptr::from_ref(handler);
         // SAFETY: `irq_cb::<T>` matches the handler type; `cookie` outlives the line (the
         // caller's obligation). Shared: INTx may be shared.
@@ -303,16 +298,10 @@ impl<T: IrqHandler> Irq<T> {
             )
         };
         if err != 0 {
-            // SAFETY: allocated above.
-            unsafe { kb::pci_free_irq_vectors(raw) };
             return Err(Error::from_errno(err));
         }
         // INVARIANT: requested with `cookie`.
-        Ok(Self {
-            irq,
-            cookie,
-            pdev: raw,
-        })
+        Ok(Self { irq, cookie })
     }
 
     /// Waits for a running handler to finish.
@@ -324,12 +313,9 @@ impl<T: IrqHandler> Irq<T> {
 
 impl<T: IrqHandler> Drop for Irq<T> {
     fn drop(&mut self) {
-        // SAFETY: requested with this cookie (type invariant); free_irq waits for handlers;
-        // then the vectors allocated in `request` are released.
-        unsafe {
-            kb::free_irq(self.irq, self.cookie.cast_mut().cast());
-            kb::pci_free_irq_vectors(self.pdev);
-        }
+        // SAFETY: requested with this cookie (type invariant); free_irq waits for handlers.
+        // The vector stays allocated until devres releases it, after the driver data.
+        unsafe { kb::free_irq(self.irq, self.cookie.cast_mut().cast()) };
     }
 }
 

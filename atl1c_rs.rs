@@ -4,9 +4,14 @@
 //!
 //! C version of this driver: drivers/net/ethernet/atheros/atl1c/
 
+use core::cell::Cell;
+
 use kernel::{
     device::Core,
-    io::Io,
+    io::{
+        poll,
+        Io, //
+    },
     pci,
     prelude::*,
     time::{
@@ -60,6 +65,47 @@ impl RegIo for Regs<'_> {
 
     fn msleep(&self, ms: u32) {
         delay::fsleep(Delta::from_millis(i64::from(ms)));
+    }
+
+    fn poll<R: Register>(
+        &self,
+        sleep_us: u32,
+        timeout_us: u32,
+        mut done: impl FnMut(R) -> bool,
+    ) -> Result<R, R> {
+        let last = Cell::new(R::from_raw(u32::MAX));
+        poll::read_poll_timeout(
+            || {
+                let r = self.read::<R>();
+                last.set(r);
+                Ok(r)
+            },
+            |&r| done(r),
+            Delta::from_micros(i64::from(sleep_us)),
+            Delta::from_micros(i64::from(timeout_us)),
+        )
+        .map_err(|_| last.get())
+    }
+
+    fn poll_atomic<R: Register>(
+        &self,
+        delay_us: u32,
+        tries: u32,
+        mut done: impl FnMut(R) -> bool,
+    ) -> Result<R, R> {
+        let last = Cell::new(R::from_raw(u32::MAX));
+        poll::read_poll_timeout_atomic(
+            || {
+                let r = self.read::<R>();
+                last.set(r);
+                Ok(r)
+            },
+            |&r| done(r),
+            Delta::from_micros(i64::from(delay_us)),
+            // CAST: u32 to usize is lossless on every target the kernel supports.
+            tries as usize,
+        )
+        .map_err(|_| last.get())
     }
 }
 

@@ -29,6 +29,52 @@ pub(crate) trait RegIo {
         R::from_raw(self.read32(R::OFFSET))
     }
 
+    /// `read_poll_timeout`: reads `R` until `done` holds for it, sleeping `sleep_us` between
+    /// reads, for at most `timeout_us`: `Ok` with the value that satisfied `done`, or `Err`
+    /// with the last one read. May sleep. The default counts `timeout_us / sleep_us + 1`
+    /// reads; the driver's I/O measures the time with the kernel's.
+    fn poll<R: Register>(
+        &self,
+        sleep_us: u32,
+        timeout_us: u32,
+        mut done: impl FnMut(R) -> bool,
+    ) -> Result<R, R> {
+        let sleep_us = sleep_us.max(1);
+        let mut r = self.read::<R>();
+        for _ in 0..timeout_us / sleep_us {
+            if done(r) {
+                return Ok(r);
+            }
+            self.msleep(sleep_us.div_ceil(1000));
+            r = self.read::<R>();
+        }
+        if done(r) {
+            Ok(r)
+        } else {
+            Err(r)
+        }
+    }
+
+    /// `read_poll_timeout_atomic`: reads `R` at most `tries` times until `done` holds for it,
+    /// busy-waiting `delay_us` after each read that fails it: `Ok` with the value that
+    /// satisfied `done`, or `Err` with the last one read. Never sleeps.
+    fn poll_atomic<R: Register>(
+        &self,
+        delay_us: u32,
+        tries: u32,
+        mut done: impl FnMut(R) -> bool,
+    ) -> Result<R, R> {
+        let mut r = R::from_raw(u32::MAX);
+        for _ in 0..tries {
+            r = self.read::<R>();
+            if done(r) {
+                return Ok(r);
+            }
+            self.udelay(delay_us);
+        }
+        Err(r)
+    }
+
     /// Writes a typed register.
     fn write<R: Register>(&self, r: R) {
         self.write32(R::OFFSET, r.raw());
@@ -200,8 +246,8 @@ fn gphy_cls_cleared(g: regs::GPHY_CTRL) -> regs::GPHY_CTRL {
 /// `L2CB_V11`: the L2CB revision that also needs the pattern wake bits for a magic packet.
 const L2CB_V11: u8 = 0xc1;
 
-/// `AT_HW_MAX_IDLE_DELAY`: idle polls, 1 ms apart.
-const MAX_IDLE_POLLS: u32 = 10;
+/// `AT_HW_MAX_IDLE_DELAY`: idle polls, 1 ms apart, so as many milliseconds.
+const MAX_IDLE_MS: u32 = 10;
 /// `MDIO_MAX_AC_TO`: MDIO polls, 10 us apart.
 const MDIO_POLLS: u32 = 120;
 /// `GPHY_CTRL_EXT_RST_TO`: PHY DSP reset time, in 10 us.
@@ -340,18 +386,14 @@ impl Hw {
 
     /// `atl1c_wait_until_idle`: polls until the `mask` busy bits of `IDLE_STATUS` clear.
     pub(crate) fn wait_until_idle(&self, io: &impl RegIo, mask: u32) -> Result<(), HwError> {
-        let mut last = 0;
-        for _ in 0..MAX_IDLE_POLLS {
-            last = io.read::<regs::IDLE_STATUS>().raw();
-            if all_ones(last) {
-                return Err(HwError::Gone);
-            }
-            if last & mask == 0 {
-                return Ok(());
-            }
-            io.msleep(1);
+        let r = io.poll::<regs::IDLE_STATUS>(1000, MAX_IDLE_MS * 1000, |r| {
+            all_ones(r.raw()) || r.raw() & mask == 0
+        });
+        match r {
+            Ok(r) if all_ones(r.raw()) => Err(HwError::Gone),
+            Ok(_) => Ok(()),
+            Err(r) => Err(HwError::NotIdle(r.raw())),
         }
-        Err(HwError::NotIdle(last))
     }
 
     /// `atl1c_pcie_patch`: PCIe clock and power quirks per chip type.
@@ -521,18 +563,17 @@ impl Hw {
         Ok(())
     }
 
+    /// Waits for the MDIO transaction to complete, busy-waiting 10 us between reads as the C
+    /// driver does: a transaction takes microseconds.
     fn wait_mdio_idle(&self, io: &impl RegIo) -> Result<regs::MDIO_CTRL, HwError> {
-        for _ in 0..MDIO_POLLS {
-            let r = io.read::<regs::MDIO_CTRL>();
-            if all_ones(r.raw()) {
-                return Err(HwError::Gone);
-            }
-            if !r.bit(regs::MDIO_CTRL::BUSY) && !r.bit(regs::MDIO_CTRL::START) {
-                return Ok(r);
-            }
-            io.udelay(10);
+        let r = io.poll_atomic::<regs::MDIO_CTRL>(10, MDIO_POLLS, |r| {
+            all_ones(r.raw()) || !r.bit(regs::MDIO_CTRL::BUSY) && !r.bit(regs::MDIO_CTRL::START)
+        });
+        match r {
+            Ok(r) if all_ones(r.raw()) => Err(HwError::Gone),
+            Ok(r) => Ok(r),
+            Err(_) => Err(HwError::MdioTimeout),
         }
-        Err(HwError::MdioTimeout)
     }
 
     fn mdio_clk(&self) -> u32 {
@@ -1048,15 +1089,9 @@ impl Hw {
         }
         io.write(regs::EEPROM_DATA_LO(0));
         io.write(E::default().with_field(E::ADDR, offset));
-        let mut ctrl = E::default();
-        for _ in 0..10 {
-            io.udelay(100);
-            ctrl = io.read::<E>();
-            if ctrl.bit(E::RW) {
-                break;
-            }
-        }
-        let value = ctrl.bit(E::RW).then(|| {
+        io.udelay(100);
+        let done = io.poll_atomic::<E>(100, 10, |c| c.bit(E::RW));
+        let value = done.is_ok().then(|| {
             let hi = io.read::<E>().field(E::DATA_HI);
             let lo = io.read::<regs::EEPROM_DATA_LO>().raw();
             ((hi << 16) | (lo >> 16)).swap_bytes()
@@ -1143,6 +1178,67 @@ mod tests {
             magic: v,
             reads: Cell::new(0),
         }
+    }
+
+    /// A register file whose `IDLE_STATUS` and `MDIO_CTRL` read `busy_reads` times as busy,
+    /// then as `then`; reads counted.
+    struct Busy {
+        busy_reads: u32,
+        then: u32,
+        reads: Cell<u32>,
+    }
+
+    impl RegIo for Busy {
+        fn read32(&self, _offset: usize) -> u32 {
+            let n = self.reads.get();
+            self.reads.set(n + 1);
+            if n < self.busy_reads {
+                regs::MDIO_CTRL::BUSY.mask() | 1
+            } else {
+                self.then
+            }
+        }
+        fn write32(&self, _offset: usize, _value: u32) {}
+        fn write16(&self, _offset: usize, _value: u16) {}
+        fn udelay(&self, _us: u32) {}
+        fn msleep(&self, _ms: u32) {}
+    }
+
+    fn busy(busy_reads: u32, then: u32) -> Busy {
+        Busy {
+            busy_reads,
+            then,
+            reads: Cell::new(0),
+        }
+    }
+
+    #[test]
+    fn idle_waits_are_bounded_and_see_a_missing_card() {
+        let hw = Hw::new(NicType::L1d2, 0);
+        let io = busy(3, 0);
+        assert_eq!(hw.wait_until_idle(&io, 1), Ok(()));
+        assert_eq!(io.reads.get(), 4);
+        // Busy for good: 10 ms of 1 ms sleeps, 11 reads, the last value reported.
+        let io = busy(u32::MAX, 0);
+        let busy_bits = regs::MDIO_CTRL::BUSY.mask() | 1;
+        assert_eq!(hw.wait_until_idle(&io, 1), Err(HwError::NotIdle(busy_bits)));
+        assert_eq!(io.reads.get(), MAX_IDLE_MS + 1);
+        assert_eq!(
+            hw.wait_until_idle(&busy(2, u32::MAX), 1),
+            Err(HwError::Gone)
+        );
+    }
+
+    #[test]
+    fn mdio_waits_are_bounded_and_see_a_missing_card() {
+        let hw = Hw::new(NicType::L1d2, 0);
+        let io = busy(5, 0);
+        assert!(hw.wait_mdio_idle(&io).is_ok());
+        assert_eq!(io.reads.get(), 6);
+        let io = busy(u32::MAX, 0);
+        assert_eq!(hw.wait_mdio_idle(&io), Err(HwError::MdioTimeout));
+        assert_eq!(io.reads.get(), MDIO_POLLS);
+        assert_eq!(hw.wait_mdio_idle(&busy(0, u32::MAX)), Err(HwError::Gone));
     }
 
     #[test]

@@ -118,7 +118,7 @@ impl Adapter<'_> {
 impl netdev::EthtoolOps for Adapter<'_> {
     const NAME: &'static CStr = c"atl1c_rs";
 
-    fn link_info(&self, dev: NetDev) -> netdev::LinkInfo {
+    fn link_info(&self, dev: NetDev<'_>) -> netdev::LinkInfo {
         use crate::hw::link_mode as m;
         let link = netdev::bh_disabled(|| *self.link.lock());
         let link = link.filter(|_| dev.carrier_ok());
@@ -141,7 +141,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         }
     }
 
-    fn set_link(&self, _dev: NetDev, req: netdev::LinkRequest) -> Result {
+    fn set_link(&self, _dev: NetDev<'_>, req: netdev::LinkRequest) -> Result {
         use crate::hw::link_mode as m;
         if !self.nic.has_mdio_phy() {
             // The Mikrotik card's rate is fixed by its firmware (MT_SPEED).
@@ -180,7 +180,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         Ok(())
     }
 
-    fn nway_reset(&self, _dev: NetDev) -> Result {
+    fn nway_reset(&self, _dev: NetDev<'_>) -> Result {
         if !self.nic.has_mdio_phy() {
             return Err(netdev::eopnotsupp());
         }
@@ -192,7 +192,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         REGS_LEN
     }
 
-    fn regs(&self, _dev: NetDev, out: &mut [u32]) -> u32 {
+    fn regs(&self, _dev: NetDev<'_>, out: &mut [u32]) -> u32 {
         let io = self.io();
         for (o, &off) in out.iter_mut().zip(REGS_DUMP.iter()) {
             *o = io.read32(off);
@@ -267,7 +267,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         }
     }
 
-    fn set_coalesce(&self, _dev: NetDev, c: netdev::Coalesce) -> netdev::ExtResult {
+    fn set_coalesce(&self, _dev: NetDev<'_>, c: netdev::Coalesce) -> netdev::ExtResult {
         let rx = hw::usecs_to_modrt(c.rx_usecs).map_err(|_| {
             netdev::ExtErr::inval(
                 c"rx-usecs out of range: the timer counts 2 us in 16 bits, at most 131070",
@@ -306,7 +306,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         }
     }
 
-    fn set_rings(&self, dev: NetDev, rx: u32, tx: u32) -> netdev::ExtResult {
+    fn set_rings(&self, dev: NetDev<'_>, rx: u32, tx: u32) -> netdev::ExtResult {
         if rx < RING_MIN || tx < RING_MIN {
             return Err(netdev::ExtErr::inval(c"rings need at least 64 descriptors"));
         }
@@ -334,7 +334,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         }
     }
 
-    fn set_channels(&self, dev: NetDev, combined: u32) -> netdev::ExtResult {
+    fn set_channels(&self, dev: NetDev<'_>, combined: u32) -> netdev::ExtResult {
         // Channels are NAPI instances and tx rings; with more than one, the card fills all
         // its rx rings (MT_MODE_4Q) and channel c polls rings c, c + combined, ...
         if combined == 0 || combined as usize > self.max_queues {
@@ -383,7 +383,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         }
     }
 
-    fn stats(&self, _dev: NetDev, out: &mut [u64]) {
+    fn stats(&self, _dev: NetDev<'_>, out: &mut [u64]) {
         let tx = self.tx_stats.iter().flat_map(|s| {
             let pkts = s.packets.load(Ordering::Relaxed);
             let bells = s.doorbells.load(Ordering::Relaxed);
@@ -512,7 +512,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         (rx, tx)
     }
 
-    fn dim_update(&self, _dev: NetDev, rx_usecs: u32) {
+    fn dim_update(&self, _dev: NetDev<'_>, rx_usecs: u32) {
         let imt = hw::usecs_to_modrt(rx_usecs).unwrap_or(u16::MAX);
         self.dim_rx_imt.store(imt, Ordering::Relaxed);
         if self.adaptive_rx.load(Ordering::Acquire) {

@@ -123,7 +123,7 @@ impl Adapter<'_> {
 
     /// NAPI poll of instance `index`: rx channels `0..max_queues`, then tx queues. On
     /// completion the instance's interrupt causes are unmasked.
-    pub(super) fn napi_poll(&self, dev: NetDev, napi: &Napi, index: usize, budget: i32) -> i32 {
+    pub(super) fn napi_poll(&self, dev: NetDev<'_>, napi: &Napi, index: usize, budget: i32) -> i32 {
         if index < self.max_queues {
             let done = self.rx_poll(dev, napi, index, budget);
             if done < budget && napi.complete_done(done) {

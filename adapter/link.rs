@@ -26,7 +26,7 @@ use crate::{
 
 impl Adapter<'_> {
     /// Checks the link and starts the MAC for it; carrier follows.
-    pub(super) fn check_link(&self, dev: NetDev) {
+    pub(super) fn check_link(&self, dev: NetDev<'_>) {
         let io = self.io();
         let mut cur = self.link.lock();
         let up = self.hw.link_up(&io).unwrap_or(false);
@@ -70,7 +70,7 @@ impl Adapter<'_> {
     /// the stack kept out meanwhile: detached, no transmit. If the open fails the device stays
     /// detached with its carrier off, NAPI disabled and the rings empty, so `ip link set
     /// down` and rmmod complete; the next `ip link set up` tries again.
-    fn restart(&self, dev: NetDev, f: impl FnOnce()) -> Result {
+    fn restart(&self, dev: NetDev<'_>, f: impl FnOnce()) -> Result {
         dev.detach();
         self.down(dev);
         f();
@@ -84,7 +84,7 @@ impl Adapter<'_> {
     /// Runs `f` with the interface stopped if it is running, then brings it back up.
     pub(super) fn with_down<E: From<Error>>(
         &self,
-        dev: NetDev,
+        dev: NetDev<'_>,
         f: impl FnOnce() -> core::result::Result<(), E>,
     ) -> core::result::Result<(), E> {
         if !self.up.load(Ordering::Acquire) {
@@ -134,7 +134,7 @@ impl Adapter<'_> {
 
     /// The task (process context, RTNL held): a card that is gone, a reset asked for by the
     /// interrupt or a tx timeout, a link change.
-    pub(super) fn link_task(&self, dev: NetDev) {
+    pub(super) fn link_task(&self, dev: NetDev<'_>) {
         if self.card_gone() {
             // Surprise removal: the stack is kept out and the rings are released; nothing is
             // asked of the card again. `ip link set down` and rmmod complete at once.

@@ -543,7 +543,7 @@ impl Adapter<'_> {
     /// Stops the interface: transmit, interrupts, NAPI, the MAC, the rings. Idempotent: after
     /// an open that failed (a reset on a wedged card), NAPI is already disabled and the rings
     /// are empty, and only what is still to do is done.
-    fn down(&self, dev: NetDev) {
+    fn down(&self, dev: NetDev<'_>) {
         let io = self.io();
         if self.up.swap(false, Ordering::AcqRel) {
             // Waits for a transmit in progress on another CPU.
@@ -584,7 +584,7 @@ impl Adapter<'_> {
 
     /// Brings the interface up: MAC reset and configuration, rings, link, NAPI, interrupts.
     /// On failure nothing is left running: the MAC reset, the rings emptied.
-    fn open_hw(&self, dev: NetDev) -> Result {
+    fn open_hw(&self, dev: NetDev<'_>) -> Result {
         let r = self.open_inner(dev);
         if r.is_err() {
             self.down(dev);
@@ -592,7 +592,7 @@ impl Adapter<'_> {
         r
     }
 
-    fn open_inner(&self, dev: NetDev) -> Result {
+    fn open_inner(&self, dev: NetDev<'_>) -> Result {
         dev.carrier_off();
         let mtu = dev.mtu();
         let buf_len = if mtu > 1500 {
@@ -667,11 +667,11 @@ impl netdev::NetDevOps for Adapter<'_> {
     // stack segments such skbs itself (the C driver masks the MSS and sends runts instead).
     const MAX_GSO_SIZE: u32 = ring::TSO_MSS_MAX;
 
-    fn open(&self, dev: NetDev) -> Result {
+    fn open(&self, dev: NetDev<'_>) -> Result {
         self.open_hw(dev)
     }
 
-    fn stop(&self, dev: NetDev) {
+    fn stop(&self, dev: NetDev<'_>) {
         self.down(dev);
         // A reset whose open failed left the device detached: `ip link set up` retries.
         if !dev.present() && !self.gone.load(Ordering::Relaxed) {
@@ -679,11 +679,11 @@ impl netdev::NetDevOps for Adapter<'_> {
         }
     }
 
-    fn start_xmit(&self, dev: NetDev, skb: SkBuff, more: bool) {
+    fn start_xmit(&self, dev: NetDev<'_>, skb: SkBuff, more: bool) {
         self.tx_frame(dev, skb, more);
     }
 
-    fn get_stats64(&self, _dev: NetDev, s: &mut Stats64) {
+    fn get_stats64(&self, _dev: NetDev<'_>, s: &mut Stats64) {
         for q in &self.tx_stats {
             s.tx_packets += q.packets.load(Ordering::Relaxed);
             s.tx_bytes += q.bytes.load(Ordering::Relaxed);
@@ -705,7 +705,7 @@ impl netdev::NetDevOps for Adapter<'_> {
         s.rx_fifo_errors += acc[RX_RXF_OV];
     }
 
-    fn set_rx_mode(&self, dev: NetDev) {
+    fn set_rx_mode(&self, dev: NetDev<'_>) {
         // Called under the address-list spinlock: no sleeping, so no ctrl mutex.
         let (promisc, allmulti) = dev.rx_flags();
         let mut list = [[0u8; 6]; 64];
@@ -717,11 +717,11 @@ impl netdev::NetDevOps for Adapter<'_> {
             .set_rx_mode(&self.io(), promisc, all, list[..n].iter());
     }
 
-    fn set_mac(&self, _dev: NetDev, mac: [u8; 6]) {
+    fn set_mac(&self, _dev: NetDev<'_>, mac: [u8; 6]) {
         self.hw.set_mac_addr(&self.io(), mac);
     }
 
-    fn change_mtu(&self, dev: NetDev, mtu: u32) -> Result {
+    fn change_mtu(&self, dev: NetDev<'_>, mtu: u32) -> Result {
         if mtu > self.max_mtu() {
             return Err(EINVAL);
         }
@@ -734,7 +734,7 @@ impl netdev::NetDevOps for Adapter<'_> {
         Ok(())
     }
 
-    fn tx_timeout(&self, dev: NetDev, queue: u32) {
+    fn tx_timeout(&self, dev: NetDev<'_>, queue: u32) {
         // Atomic context: the reset runs in the task.
         if self.msg(msg::TX_ERR) {
             netdev_warn!(dev, "tx queue {} timed out, resetting\n", queue);
@@ -746,11 +746,11 @@ impl netdev::NetDevOps for Adapter<'_> {
         self.napi.schedule_task();
     }
 
-    fn task(&self, dev: NetDev) {
+    fn task(&self, dev: NetDev<'_>) {
         self.link_task(dev);
     }
 
-    fn poll(&self, dev: NetDev, napi: Napi, index: usize, budget: i32) -> i32 {
+    fn poll(&self, dev: NetDev<'_>, napi: Napi, index: usize, budget: i32) -> i32 {
         self.napi_poll(dev, &napi, index, budget)
     }
 
@@ -758,7 +758,7 @@ impl netdev::NetDevOps for Adapter<'_> {
         &self.napi
     }
 
-    fn fix_features(&self, dev: NetDev, features: u64) -> u64 {
+    fn fix_features(&self, dev: NetDev<'_>, features: u64) -> u64 {
         // atl1c_fix_features: the MAC inserts tags only when it strips them (one MAC_CTRL
         // bit, RMV_VLAN, governs both)...
         let mut f = features;
@@ -774,7 +774,7 @@ impl netdev::NetDevOps for Adapter<'_> {
         f
     }
 
-    fn mii_read(&self, _dev: NetDev, reg: u16) -> Result<u16> {
+    fn mii_read(&self, _dev: NetDev<'_>, reg: u16) -> Result<u16> {
         if !self.nic.has_mdio_phy() {
             return Err(netdev::eopnotsupp());
         }
@@ -782,14 +782,14 @@ impl netdev::NetDevOps for Adapter<'_> {
         self.hw.read_phy(&self.io(), reg).map_err(|_| EIO)
     }
 
-    fn mii_write(&self, _dev: NetDev, reg: u16, val: u16) -> Result {
+    fn mii_write(&self, _dev: NetDev<'_>, reg: u16, val: u16) -> Result {
         if !self.nic.has_mdio_phy() {
             return Err(netdev::eopnotsupp());
         }
         self.hw.write_phy(&self.io(), reg, val).map_err(|_| EIO)
     }
 
-    fn set_features(&self, _dev: NetDev, features: u64) -> Result {
+    fn set_features(&self, _dev: NetDev<'_>, features: u64) -> Result {
         // Tx offloads are per frame (the stack stops asking for them); rx checksumming
         // decides whether the Mikrotik NIC's verdict is used.
         self.rx_csum

@@ -92,7 +92,7 @@ impl Adapter<'_> {
         add_local(&self.tx_stats[q].doorbells, 1);
     }
 
-    pub(super) fn tx_clean_ring(&self, dev: NetDev, q: usize) {
+    pub(super) fn tx_clean_ring(&self, dev: NetDev<'_>, q: usize) {
         let Some(ring) = self.tx.get(q) else {
             return;
         };
@@ -117,7 +117,7 @@ impl Adapter<'_> {
         }
     }
 
-    pub(super) fn tx_frame(&self, dev: NetDev, mut skb: SkBuff, more: bool) {
+    pub(super) fn tx_frame(&self, dev: NetDev<'_>, mut skb: SkBuff, more: bool) {
         let mut info = skb.info();
         let q = (info.queue as usize).min(self.queues().saturating_sub(1));
         let (Some(ring), Some(txq)) = (self.tx.get(q), dev.txq(q as u32)) else {
@@ -280,7 +280,7 @@ impl Adapter<'_> {
         skb.drop_reason(reason);
     }
 
-    pub(super) fn tx_complete(&self, dev: NetDev, q: usize, budget: i32) -> u32 {
+    pub(super) fn tx_complete(&self, dev: NetDev<'_>, q: usize, budget: i32) -> u32 {
         let (Some(ring), Some(txq)) = (self.tx.get(q), dev.txq(q as u32)) else {
             return 0;
         };

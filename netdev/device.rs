@@ -5,6 +5,7 @@
 use core::{
     ffi::c_void,
     fmt,
+    marker::PhantomData,
     ptr::NonNull, //
 };
 
@@ -15,14 +16,17 @@ use kernel::{
 
 use super::bindings as nb;
 
-/// A registered `net_device`, borrowed.
+/// A registered `net_device`, borrowed for `'a`.
 ///
 /// # Invariants
 ///
-/// The pointer is a registered net_device, valid for the lifetime of the `Registration` it
-/// came from (every `NetDev` is created from one and used inside its callbacks).
+/// The pointer is a net_device of a `Registration` that stays allocated for `'a`: a callback's
+/// duration for the handles the callbacks receive, a borrow of the `Registration` for the one
+/// it hands out, so safe code cannot keep a handle beyond either. It is registered throughout
+/// `'a` unless the registration's owner unregistered it early (teardown); every method here is
+/// one the core allows on an unregistered net_device as well.
 #[derive(Clone, Copy)]
-pub(crate) struct NetDev(pub(super) NonNull<nb::net_device>);
+pub(crate) struct NetDev<'a>(NonNull<nb::net_device>, PhantomData<&'a nb::net_device>);
 
 /// A kernel log level for [`NetDev::printk`].
 #[derive(Clone, Copy)]
@@ -56,7 +60,18 @@ pub(crate) mod msg {
     pub(crate) const HW: u32 = 1 << nb::NETIF_MSG_HW_BIT;
 }
 
-impl NetDev {
+impl<'a> NetDev<'a> {
+    /// The handle of `dev` for `'a`.
+    ///
+    /// # Safety
+    ///
+    /// `dev` must be a net_device of a `Registration` that stays allocated for `'a`, and
+    /// registered unless that registration's owner unregisters it.
+    pub(super) unsafe fn from_raw(dev: NonNull<nb::net_device>) -> Self {
+        // INVARIANT: the caller's obligation.
+        Self(dev, PhantomData)
+    }
+
     pub(super) fn raw(&self) -> *mut nb::net_device {
         self.0.as_ptr()
     }
@@ -137,7 +152,7 @@ impl NetDev {
     }
 
     /// The tx queue `i`; `None` beyond the device's queues.
-    pub(crate) fn txq(&self, i: u32) -> Option<TxQueue> {
+    pub(crate) fn txq(&self, i: u32) -> Option<TxQueue<'a>> {
         // SAFETY: valid net_device; reading a plain field.
         let n = unsafe { (*self.raw()).num_tx_queues };
         if i >= n {
@@ -145,8 +160,8 @@ impl NetDev {
         }
         // SAFETY: `i` is below num_tx_queues.
         let q = unsafe { nb::netdev_get_tx_queue(self.raw(), i) };
-        // INVARIANT: a queue of a valid net_device.
-        NonNull::new(q).map(TxQueue)
+        // INVARIANT: a queue of a net_device allocated for `'a`.
+        NonNull::new(q).map(|q| TxQueue(q, PhantomData))
     }
 
     /// Current MTU.
@@ -217,9 +232,9 @@ impl NetDev {
 ///
 /// # Invariants
 ///
-/// A queue of a registered net_device (see [`NetDev`]).
+/// A queue of a net_device allocated for `'a` (see [`NetDev`]).
 #[derive(Clone, Copy)]
-pub(crate) struct TxQueue(NonNull<nb::netdev_queue>);
+pub(crate) struct TxQueue<'a>(NonNull<nb::netdev_queue>, PhantomData<&'a nb::netdev_queue>);
 
 /// The free-descriptor callback the BQL stop/wake macros evaluate.
 pub(crate) trait TxAvail {
@@ -237,7 +252,7 @@ unsafe extern "C" fn avail_cb<A: TxAvail>(ctx: *const c_void) -> u32 {
     unsafe { &*ctx.cast::<A>() }.avail()
 }
 
-impl TxQueue {
+impl TxQueue<'_> {
     pub(super) fn raw(&self) -> *mut nb::netdev_queue {
         self.0.as_ptr()
     }

@@ -275,15 +275,15 @@ pub(crate) trait EthtoolOps: NetDevOps {
     /// Driver name (`ethtool -i`).
     const NAME: &'static CStr;
     /// The link (`ethtool eth0`).
-    fn link_info(&self, dev: NetDev) -> LinkInfo;
+    fn link_info(&self, dev: NetDev<'_>) -> LinkInfo;
     /// `ethtool -s`.
-    fn set_link(&self, dev: NetDev, req: LinkRequest) -> Result;
+    fn set_link(&self, dev: NetDev<'_>, req: LinkRequest) -> Result;
     /// `ethtool -r`.
-    fn nway_reset(&self, dev: NetDev) -> Result;
+    fn nway_reset(&self, dev: NetDev<'_>) -> Result;
     /// Length of the register dump in 32-bit words (`ethtool -d`).
     fn regs_len(&self) -> usize;
     /// Fills the register dump; returns its layout version.
-    fn regs(&self, dev: NetDev, out: &mut [u32]) -> u32;
+    fn regs(&self, dev: NetDev<'_>, out: &mut [u32]) -> u32;
     /// `ethtool -s msglvl`.
     fn msglevel(&self) -> u32;
     /// See [`EthtoolOps::msglevel`].
@@ -299,27 +299,27 @@ pub(crate) trait EthtoolOps: NetDevOps {
     /// `ethtool -c`.
     fn coalesce(&self) -> Coalesce;
     /// `ethtool -C`, applied live.
-    fn set_coalesce(&self, dev: NetDev, c: Coalesce) -> ExtResult;
+    fn set_coalesce(&self, dev: NetDev<'_>, c: Coalesce) -> ExtResult;
     /// `ethtool -g`.
     fn rings(&self) -> Rings;
     /// `ethtool -G rx N tx N`.
-    fn set_rings(&self, dev: NetDev, rx: u32, tx: u32) -> ExtResult;
+    fn set_rings(&self, dev: NetDev<'_>, rx: u32, tx: u32) -> ExtResult;
     /// `ethtool -l`.
     fn channels(&self) -> Channels;
     /// `ethtool -L combined N`.
-    fn set_channels(&self, dev: NetDev, combined: u32) -> ExtResult;
+    fn set_channels(&self, dev: NetDev<'_>, combined: u32) -> ExtResult;
     /// Number of `ethtool -S` counters.
     fn stats_count(&self) -> usize;
     /// Their names, in order.
     fn stats_names(&self, names: &mut StatNames<'_>);
     /// Their values, in the same order.
-    fn stats(&self, dev: NetDev, out: &mut [u64]);
+    fn stats(&self, dev: NetDev<'_>, out: &mut [u64]);
     /// The IEEE 802.3 MAC counters.
     fn eth_mac_stats(&self) -> EthMacStats;
     /// The RMON counters.
     fn rmon_stats(&self) -> RmonStats;
     /// A new adaptive moderation (DIM) profile was chosen: apply `rx_usecs`.
-    fn dim_update(&self, dev: NetDev, rx_usecs: u32);
+    fn dim_update(&self, dev: NetDev<'_>, rx_usecs: u32);
     /// netdev qstats of rx queue `q` (one in use).
     fn qstats_rx(&self, q: usize) -> QStatsRx;
     /// netdev qstats of tx queue `q` (one in use).
@@ -449,7 +449,7 @@ impl<T: EthtoolOps> EthVtable<T> {
     ///
     /// `dev` is a net_device registered by `Registration<T>` (the ethtool core calls us with
     /// no other); the two bindings' `net_device` are the same C type.
-    unsafe fn driver<'a>(dev: *mut kb::net_device) -> (&'a T, NetDev) {
+    unsafe fn driver<'a>(dev: *mut kb::net_device) -> (&'a T, NetDev<'a>) {
         // SAFETY: per the function's requirement.
         unsafe { Vtable::<T>::driver(dev.cast()) }
     }

@@ -32,45 +32,45 @@ pub(crate) type Stats64 = nb::rtnl_link_stats64;
 /// What the driver implements for its net_device (`struct net_device_ops` plus NAPI poll).
 pub(crate) trait NetDevOps: Sync {
     /// `ndo_open`.
-    fn open(&self, dev: NetDev) -> Result;
+    fn open(&self, dev: NetDev<'_>) -> Result;
     /// `ndo_stop`.
-    fn stop(&self, dev: NetDev);
+    fn stop(&self, dev: NetDev<'_>);
     /// `ndo_start_xmit`: the skb is always consumed (sent, or dropped with a reason).
-    fn start_xmit(&self, dev: NetDev, skb: SkBuff, more: bool);
+    fn start_xmit(&self, dev: NetDev<'_>, skb: SkBuff, more: bool);
     /// `ndo_get_stats64`.
-    fn get_stats64(&self, dev: NetDev, stats: &mut Stats64);
+    fn get_stats64(&self, dev: NetDev<'_>, stats: &mut Stats64);
     /// `ndo_set_rx_mode`.
-    fn set_rx_mode(&self, dev: NetDev);
+    fn set_rx_mode(&self, dev: NetDev<'_>);
     /// `ndo_set_mac_address` after the core validated and stored the address; also while the
     /// interface runs (the device is registered with `IFF_LIVE_ADDR_CHANGE`).
-    fn set_mac(&self, dev: NetDev, mac: [u8; 6]);
+    fn set_mac(&self, dev: NetDev<'_>, mac: [u8; 6]);
     /// `ndo_change_mtu`.
-    fn change_mtu(&self, dev: NetDev, mtu: u32) -> Result;
+    fn change_mtu(&self, dev: NetDev<'_>, mtu: u32) -> Result;
     /// `ndo_tx_timeout`.
-    fn tx_timeout(&self, dev: NetDev, queue: u32);
+    fn tx_timeout(&self, dev: NetDev<'_>, queue: u32);
     /// NAPI poll of instance `index`.
-    fn poll(&self, dev: NetDev, napi: Napi, index: usize, budget: i32) -> i32;
+    fn poll(&self, dev: NetDev<'_>, napi: Napi, index: usize, budget: i32) -> i32;
     /// Where the interrupt handler finds the NAPI instances.
     fn napi_set(&self) -> &NapiSet;
     /// The largest GSO segment size the hardware can cut (`ndo_features_check`): a GSO skb
     /// with a larger `gso_size` is segmented by the stack, never handed to the driver.
     const MAX_GSO_SIZE: u32;
     /// `ndo_fix_features`: drops what the current configuration cannot offer.
-    fn fix_features(&self, dev: NetDev, features: u64) -> u64;
+    fn fix_features(&self, dev: NetDev<'_>, features: u64) -> u64;
     /// `ndo_set_features`: `features` (already fixed) become active.
-    fn set_features(&self, dev: NetDev, features: u64) -> Result;
+    fn set_features(&self, dev: NetDev<'_>, features: u64) -> Result;
     /// MII register `reg` of the PHY (`SIOCGMIIREG`, mii-tool); called under RTNL while the
     /// interface runs. `EOPNOTSUPP` where the card has no MDIO PHY.
-    fn mii_read(&self, _dev: NetDev, _reg: u16) -> Result<u16> {
+    fn mii_read(&self, _dev: NetDev<'_>, _reg: u16) -> Result<u16> {
         Err(eopnotsupp())
     }
     /// Writes MII register `reg` of the PHY (`SIOCSMIIREG`); as [`Self::mii_read`].
-    fn mii_write(&self, _dev: NetDev, _reg: u16, _val: u16) -> Result {
+    fn mii_write(&self, _dev: NetDev<'_>, _reg: u16, _val: u16) -> Result {
         Err(eopnotsupp())
     }
     /// Process-context work queued with [`NapiSet::schedule_task`]; runs under RTNL, only
     /// while the interface is running.
-    fn task(&self, dev: NetDev);
+    fn task(&self, dev: NetDev<'_>);
 }
 
 pub(crate) struct Vtable<T>(PhantomData<T>);
@@ -83,7 +83,7 @@ impl<T: NetDevOps> Vtable<T> {
     /// `dev` must be a net_device created by `Registration<T>`, still registered, and the
     /// returned reference and handle must not be used beyond the callback `dev` came with
     /// (the registration, and with it the `T`, lives at least that long).
-    pub(super) unsafe fn driver<'a>(dev: *mut nb::net_device) -> (&'a T, NetDev) {
+    pub(super) unsafe fn driver<'a>(dev: *mut nb::net_device) -> (&'a T, NetDev<'a>) {
         // SAFETY: a registered net_device (the function's requirement) is not null.
         let nd = unsafe { NonNull::new_unchecked(dev) };
         // SAFETY: the device was created by `Registration<T>`, so its private area is our
@@ -92,8 +92,9 @@ impl<T: NetDevOps> Vtable<T> {
         // SAFETY: `Priv::driver` points to the `T` of that registration, which outlives the
         // registration, and so the callback (the function's requirement).
         let t = unsafe { &*p.driver.cast::<T>() };
-        // INVARIANT: a registered net_device, used within its callback.
-        (t, NetDev(nd))
+        // SAFETY: registered for the callback, which `'a` must not outlive (the function's
+        // requirement).
+        (t, unsafe { NetDev::from_raw(nd) })
     }
 
     /// `open` trampoline.

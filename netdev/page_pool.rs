@@ -42,7 +42,7 @@ unsafe impl Sync for PagePool {}
 impl PagePool {
     /// A pool for a ring of `count` buffers of `buf_len` bytes, mapped on `dma` for `dev`'s
     /// receive path (the pool is listed under `dev` for netlink's page-pool queries).
-    pub(crate) fn new(dma: &DmaDev, dev: &NetDev, count: u32, buf_len: u32) -> Result<Self> {
+    pub(crate) fn new(dma: &DmaDev, dev: &NetDev<'_>, count: u32, buf_len: u32) -> Result<Self> {
         let mut raw = core::ptr::null_mut();
         // SAFETY: `dma` and `dev` are valid devices (their type invariants); `raw` is a valid
         // out-pointer, written on success only.

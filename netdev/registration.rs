@@ -62,7 +62,7 @@ pub(crate) struct NetDevConfig {
 /// this value (the caller's obligation, see `new`). Dropping unregisters it (waiting for every
 /// callback) unless [`Registration::unregister`] did, cancels its work items and frees it.
 pub(crate) struct Registration<T: EthtoolOps> {
-    dev: NetDev,
+    dev: NonNull<nb::net_device>,
     /// Cleared once [`Registration::unregister`] ran; the net_device is freed on drop.
     registered: core::sync::atomic::AtomicBool,
     /// The driver, whose [`NapiSet`] points into the private area until it is freed.
@@ -146,7 +146,7 @@ impl<T: EthtoolOps> Registration<T> {
         }
         // INVARIANT: registered, private area set up above.
         Ok(Self {
-            dev: NetDev(dev),
+            dev,
             registered: core::sync::atomic::AtomicBool::new(true),
             driver,
         })
@@ -161,7 +161,7 @@ impl<T: EthtoolOps> Registration<T> {
             .swap(false, core::sync::atomic::Ordering::AcqRel)
         {
             // SAFETY: registered until now (type invariant), and only this call unregisters.
-            unsafe { nb::unregister_netdev(self.dev.raw()) };
+            unsafe { nb::unregister_netdev(self.dev.as_ptr()) };
         }
     }
 
@@ -177,9 +177,11 @@ impl<T: EthtoolOps> Registration<T> {
         unsafe { nb::free_netdev(raw) };
     }
 
-    /// The net_device.
-    pub(crate) fn dev(&self) -> NetDev {
-        self.dev
+    /// The net_device, for as long as this registration is borrowed.
+    pub(crate) fn dev(&self) -> NetDev<'_> {
+        // SAFETY: ours, allocated until `self` drops, registered until our owner calls
+        // `unregister` (type invariant).
+        unsafe { NetDev::from_raw(self.dev) }
     }
 }
 
@@ -212,7 +214,7 @@ unsafe extern "C" fn dim_work<T: EthtoolOps>(work: *mut kb::work_struct) {
 impl<T: EthtoolOps> Drop for Registration<T> {
     fn drop(&mut self) {
         self.unregister();
-        let raw = self.dev.raw();
+        let raw = self.dev.as_ptr();
         // SAFETY: unregistered above: no callback runs any more. The task may still be
         // queued (by an interrupt before the line was freed, or re-queued until unregister
         // completed): cancel it and the DIM work before the private area goes away. The
@@ -357,7 +359,7 @@ impl<T: EthtoolOps + IrqHandler> NetDriver<T> {
     }
 
     /// The net_device.
-    pub(crate) fn dev(&self) -> NetDev {
+    pub(crate) fn dev(&self) -> NetDev<'_> {
         self.reg.dev()
     }
 

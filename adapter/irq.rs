@@ -123,7 +123,13 @@ impl Adapter<'_> {
 
     /// NAPI poll of instance `index`: rx channels `0..max_queues`, then tx queues. On
     /// completion the instance's interrupt causes are unmasked.
-    pub(super) fn napi_poll(&self, dev: NetDev<'_>, napi: &Napi, index: usize, budget: i32) -> i32 {
+    pub(super) fn napi_poll(
+        &self,
+        dev: NetDev<'_>,
+        napi: &Napi<'_>,
+        index: usize,
+        budget: i32,
+    ) -> i32 {
         if index < self.max_queues {
             let done = self.rx_poll(dev, napi, index, budget);
             if done < budget && napi.complete_done(done) {
@@ -189,16 +195,12 @@ impl netdev::IrqHandler for Adapter<'_> {
             self.imr_mask(status & ISR_NAPI);
             for r in 0..self.rx_rings().min(regs::ISR_RX_PKT.len()) {
                 if status & rx_cause(r) != 0 {
-                    if let Some(n) = self.napi.get(self.rx_channel(r)) {
-                        n.schedule();
-                    }
+                    self.napi.schedule(self.rx_channel(r));
                 }
             }
             for q in 0..self.queues().min(regs::ISR_TX_PKT.len()) {
                 if status & regs::ISR_TX_PKT[q] != 0 {
-                    if let Some(n) = self.napi.get(self.max_queues + q) {
-                        n.schedule();
-                    }
+                    self.napi.schedule(self.max_queues + q);
                 }
             }
             if status

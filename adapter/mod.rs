@@ -750,7 +750,7 @@ impl netdev::NetDevOps for Adapter<'_> {
         self.link_task(dev);
     }
 
-    fn poll(&self, dev: NetDev<'_>, napi: Napi, index: usize, budget: i32) -> i32 {
+    fn poll(&self, dev: NetDev<'_>, napi: Napi<'_>, index: usize, budget: i32) -> i32 {
         self.napi_poll(dev, &napi, index, budget)
     }
 

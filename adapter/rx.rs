@@ -258,7 +258,7 @@ impl Adapter<'_> {
 
     /// NAPI rx poll of channel `ch`: its rings share the budget. Returns the budget while
     /// any ring may hold more (NAPI polls again), else the frames taken.
-    pub(super) fn rx_poll(&self, dev: NetDev<'_>, napi: &Napi, ch: usize, budget: i32) -> i32 {
+    pub(super) fn rx_poll(&self, dev: NetDev<'_>, napi: &Napi<'_>, ch: usize, budget: i32) -> i32 {
         let (n, rings) = (self.queues().max(1), self.rx_rings());
         // CAST: at most 4 rings.
         let k = rings.saturating_sub(ch).div_ceil(n) as i32;
@@ -286,7 +286,14 @@ impl Adapter<'_> {
 
     /// Takes up to `budget` frames from rx ring `q` for channel `ch` (its counters, its rx
     /// queue); returns the budget while the ring is short of buffers (see the end).
-    fn rx_poll_ring(&self, dev: NetDev<'_>, napi: &Napi, ch: usize, q: usize, budget: i32) -> i32 {
+    fn rx_poll_ring(
+        &self,
+        dev: NetDev<'_>,
+        napi: &Napi<'_>,
+        ch: usize,
+        q: usize,
+        budget: i32,
+    ) -> i32 {
         let (Some(lock), Some(st)) = (self.rx.get(q), self.rx_stats.get(ch)) else {
             return 0;
         };

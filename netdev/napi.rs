@@ -4,6 +4,7 @@
 
 use core::{
     ffi::c_void,
+    marker::PhantomData,
     ptr::NonNull, //
 };
 
@@ -23,12 +24,24 @@ use super::{
 ///
 /// # Invariants
 ///
-/// Points to an initialised `napi_struct` inside the private area of a registered
-/// net_device (see [`Registration`]).
+/// Points to an initialised `napi_struct` inside the private area of a net_device of ours
+/// (see [`Registration`]) that stays allocated for `'a`: only poll callbacks get one, for
+/// their duration.
 #[derive(Clone, Copy)]
-pub(crate) struct Napi(pub(super) NonNull<nb::napi_struct>);
+pub(crate) struct Napi<'a>(NonNull<nb::napi_struct>, PhantomData<&'a nb::napi_struct>);
 
-impl Napi {
+impl<'a> Napi<'a> {
+    /// The handle of instance `n` for `'a`.
+    ///
+    /// # Safety
+    ///
+    /// `n` must be an initialised NAPI instance in the private area of a net_device of ours
+    /// that stays allocated for `'a` (a poll callback's duration).
+    pub(super) unsafe fn from_raw(n: NonNull<nb::napi_struct>) -> Self {
+        // INVARIANT: the caller's obligation.
+        Self(n, PhantomData)
+    }
+
     pub(super) fn raw(&self) -> *mut nb::napi_struct {
         self.0.as_ptr()
     }
@@ -37,12 +50,6 @@ impl Napi {
     pub(crate) fn complete_done(&self, work: i32) -> bool {
         // SAFETY: valid NAPI (type invariant), called from its poll function.
         unsafe { nb::napi_complete_done(self.raw(), work) }
-    }
-
-    /// `napi_schedule`.
-    pub(crate) fn schedule(&self) {
-        // SAFETY: valid NAPI.
-        let _ = unsafe { nb::napi_schedule(self.raw()) };
     }
 }
 
@@ -276,12 +283,12 @@ impl NapiSet {
     /// (process context, RTNL held).
     pub(crate) fn enable(&self, i: usize) {
         use core::sync::atomic::Ordering;
-        let Some(n) = self.get(i) else {
+        let Some(n) = self.added(i) else {
             return;
         };
         if self.enabled.fetch_or(1 << i, Ordering::AcqRel) & (1 << i) == 0 {
             // SAFETY: an added, disabled instance (type invariant); process context.
-            unsafe { nb::napi_enable(n.raw()) }
+            unsafe { nb::napi_enable(n.as_ptr()) }
         }
     }
 
@@ -289,12 +296,12 @@ impl NapiSet {
     /// enabled. Process context, RTNL held.
     pub(crate) fn disable(&self, i: usize) {
         use core::sync::atomic::Ordering;
-        let Some(n) = self.get(i) else {
+        let Some(n) = self.added(i) else {
             return;
         };
         if self.enabled.fetch_and(!(1 << i), Ordering::AcqRel) & (1 << i) != 0 {
             // SAFETY: an added, enabled instance (type invariant); process context.
-            unsafe { nb::napi_disable(n.raw()) }
+            unsafe { nb::napi_disable(n.as_ptr()) }
         }
     }
 
@@ -320,13 +327,25 @@ impl NapiSet {
     }
 
     /// Instance `i`, while it is added.
-    pub(crate) fn get(&self, i: usize) -> Option<Napi> {
-        let p = self
-            .napi
-            .get(i)?
-            .load(core::sync::atomic::Ordering::Acquire);
-        // INVARIANT: see the type invariant.
-        NonNull::new(p).map(Napi)
+    fn added(&self, i: usize) -> Option<NonNull<nb::napi_struct>> {
+        NonNull::new(
+            self.napi
+                .get(i)?
+                .load(core::sync::atomic::Ordering::Acquire),
+        )
+    }
+
+    /// Schedules instance `i` if it is added (`napi_schedule`); false if it is not. No handle
+    /// leaves the set: the instances live as long as the registration, not this borrow.
+    pub(crate) fn schedule(&self, i: usize) -> bool {
+        let Some(n) = self.added(i) else {
+            return false;
+        };
+        // SAFETY: an added instance of a net_device of ours, not yet freed (type invariant:
+        // the slot is cleared first, after the interrupt line, the only caller outside
+        // callbacks, was freed).
+        let _ = unsafe { nb::napi_schedule(n.as_ptr()) };
+        true
     }
 }
 

@@ -49,7 +49,7 @@ pub(crate) trait NetDevOps: Sync {
     /// `ndo_tx_timeout`.
     fn tx_timeout(&self, dev: NetDev<'_>, queue: u32);
     /// NAPI poll of instance `index`.
-    fn poll(&self, dev: NetDev<'_>, napi: Napi, index: usize, budget: i32) -> i32;
+    fn poll(&self, dev: NetDev<'_>, napi: Napi<'_>, index: usize, budget: i32) -> i32;
     /// Where the interrupt handler finds the NAPI instances.
     fn napi_set(&self) -> &NapiSet;
     /// The largest GSO segment size the hardware can cut (`ndo_features_check`): a GSO skb
@@ -303,8 +303,9 @@ impl<T: NetDevOps> Vtable<T> {
         let Ok(index) = usize::try_from(index) else {
             return 0;
         };
-        // INVARIANT: an initialised NAPI of a registered device.
-        t.poll(d, Napi(n), index, budget)
+        // SAFETY: an initialised NAPI instance of a registered device of ours, used for this
+        // callback only.
+        t.poll(d, unsafe { Napi::from_raw(n) }, index, budget)
     }
 
     /// Work trampoline: the driver's task under RTNL.

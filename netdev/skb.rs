@@ -116,7 +116,7 @@ impl SkBuff {
     }
 
     /// Hands a received frame to GRO (after `eth_type_trans`).
-    pub(crate) fn gro_receive(self, dev: &NetDev<'_>, napi: &Napi, queue: u16) {
+    pub(crate) fn gro_receive(self, dev: &NetDev<'_>, napi: &Napi<'_>, queue: u16) {
         let skb = self.raw();
         core::mem::forget(self);
         // SAFETY: valid skb whose ownership passes to the stack; `dev`/`napi` are registered.

@@ -302,7 +302,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
             rx_max: RFD_MAX,
             tx_max: TPD_MAX,
             rx: u32::from(self.rx_count.load(Ordering::Relaxed)),
-            tx: self.tx.first().map_or(0, |t| u32::from(t.count())),
+            tx: self.tx.first().map_or(0, |t| u32::from(t.ring.count())),
         }
     }
 
@@ -384,7 +384,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
     }
 
     fn stats(&self, _dev: NetDev<'_>, out: &mut [u64]) {
-        let tx = self.tx_stats.iter().flat_map(|s| {
+        let tx = self.tx.iter().map(|t| &t.stats).flat_map(|s| {
             let pkts = s.packets.load(Ordering::Relaxed);
             let bells = s.doorbells.load(Ordering::Relaxed);
             [
@@ -484,9 +484,9 @@ impl netdev::EthtoolOps for Adapter<'_> {
     }
 
     fn qstats_tx(&self, q: usize) -> netdev::QStatsTx {
-        self.tx_stats
+        self.tx
             .get(q)
-            .map_or_else(Default::default, QueueStats::tx)
+            .map_or_else(Default::default, |t| t.stats.tx())
     }
 
     fn qstats_base(&self) -> (netdev::QStatsRx, netdev::QStatsTx) {
@@ -500,7 +500,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
             rx.csum_unnecessary += r.csum_unnecessary;
         }
         let mut tx = netdev::QStatsTx::default();
-        for t in self.tx_stats.iter().skip(n).map(QueueStats::tx) {
+        for t in self.tx.iter().skip(n).map(|t| t.stats.tx()) {
             tx.packets += t.packets;
             tx.bytes += t.bytes;
             tx.stop += t.stop;

@@ -104,8 +104,8 @@ impl Adapter<'_> {
         }
         // Both ends of every tx ring, or none: the rings share one size register.
         let mut ends = KVec::with_capacity(self.tx.len(), GFP_KERNEL)?;
-        for ring in &self.tx {
-            ends.push(ring.exclusive().ok_or(EBUSY)?, GFP_KERNEL)?;
+        for t in &self.tx {
+            ends.push(t.ring.exclusive().ok_or(EBUSY)?, GFP_KERNEL)?;
         }
         let mut new_rx = KVec::new();
         for _ in 0..self.rx.len() {

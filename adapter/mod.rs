@@ -69,10 +69,7 @@ use crate::{
 
 use irq::IMR_LIVE;
 use rx::RxRing;
-use tx::{
-    tx_ring_parts,
-    TxRing, //
-};
+use tx::TxQueue;
 
 /// TPDs per tx ring by default (the C driver's).
 const TPD_DEFAULT: u16 = 1024;
@@ -174,12 +171,11 @@ pub(crate) struct Adapter<'a> {
     link: Pin<KBox<SpinLock<Option<Link>>>>,
     /// Rx buffer size for the current MTU.
     rx_buf_len: AtomicU32,
-    /// Tx rings, one per hardware queue (no lock: see [`TxRing`]).
-    tx: KVec<TxRing>,
+    /// Tx queues, one per hardware queue (no lock: see [`TxQueue`]).
+    tx: KVec<TxQueue>,
     rx: KVec<Pin<KBox<SpinLock<RxRing>>>>,
     /// RFDs per rx ring (`ethtool -G rx`).
     rx_count: AtomicU16,
-    tx_stats: KVec<QueueStats>,
     rx_stats: KVec<QueueStats>,
     /// Frames the device reported with a malformed RRD (dropped, never trusted).
     rx_bad_rrd: AtomicU64,
@@ -245,12 +241,10 @@ impl<'a> Adapter<'a> {
         let dev: &'a Device<Bound> = pdev.as_ref();
         let mut tx = KVec::new();
         let mut rx = KVec::new();
-        let mut tx_stats = KVec::new();
         let mut rx_stats = KVec::new();
         // The hardware always has the PRI0 and PRI1 TPD rings: give both memory.
         for _ in 0..max_queues.max(2) {
-            tx.push(TxRing::new(tx_ring_parts(dev, TPD_DEFAULT)?), GFP_KERNEL)?;
-            tx_stats.push(QueueStats::default(), GFP_KERNEL)?;
+            tx.push(TxQueue::new(dev, TPD_DEFAULT)?, GFP_KERNEL)?;
         }
         for _ in 0..max_queues {
             rx.push(
@@ -285,7 +279,6 @@ impl<'a> Adapter<'a> {
                 tx,
                 rx,
                 rx_count: AtomicU16::new(RFD_DEFAULT),
-                tx_stats,
                 rx_stats,
                 rx_bad_rrd: AtomicU64::new(0),
                 mac_stats,
@@ -487,13 +480,13 @@ impl Adapter<'_> {
         io.write(regs::INT_RETRIG_TIMER(u32::from(hw.ict)));
         // Rings: every ring shares the high 32 bits; the DMA mask keeps them at 0.
         io.write(regs::TX_BASE_ADDR_HI(0));
-        for (q, ring) in self.tx.iter().enumerate() {
+        for (q, t) in self.tx.iter().enumerate() {
             // Configured with the interface down or its datapath stopped: both ends are free.
-            let x = ring.exclusive().ok_or(EBUSY)?;
+            let x = t.ring.exclusive().ok_or(EBUSY)?;
             // CAST: the 32-bit DMA mask guarantees the address fits.
             io.write32(queue::TPD_ADDR_LO[q], x.ring().dma_handle() as u32);
         }
-        let tpds = self.tx.first().map_or(TPD_DEFAULT, TxRing::count);
+        let tpds = self.tx.first().map_or(TPD_DEFAULT, |t| t.ring.count());
         io.write(regs::TPD_RING_SIZE(u32::from(tpds)));
         io.write(regs::RX_BASE_ADDR_HI(0));
         for (q, lock) in self.rx.iter().enumerate() {
@@ -684,7 +677,7 @@ impl netdev::NetDevOps for Adapter<'_> {
     }
 
     fn get_stats64(&self, _dev: NetDev<'_>, s: &mut Stats64) {
-        for q in &self.tx_stats {
+        for q in self.tx.iter().map(|t| &t.stats) {
             s.tx_packets += q.packets.load(Ordering::Relaxed);
             s.tx_bytes += q.bytes.load(Ordering::Relaxed);
             s.tx_dropped += q.dropped.load(Ordering::Relaxed);
@@ -739,8 +732,8 @@ impl netdev::NetDevOps for Adapter<'_> {
         if self.msg(msg::TX_ERR) {
             netdev_warn!(dev, "tx queue {} timed out, resetting\n", queue);
         }
-        if let Some(s) = self.tx_stats.get(queue as usize) {
-            s.errors.fetch_add(1, Ordering::Relaxed);
+        if let Some(t) = self.tx.get(queue as usize) {
+            t.stats.errors.fetch_add(1, Ordering::Relaxed);
         }
         self.reset_pending.store(true, Ordering::Release);
         self.napi.schedule_task();

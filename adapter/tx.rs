@@ -17,7 +17,8 @@ use kernel::{
 
 use super::{
     add_local,
-    Adapter, //
+    Adapter,
+    QueueStats, //
 };
 use crate::{
     hw::RegIo,
@@ -62,6 +63,24 @@ pub(super) type TxDesc = Coherent<[[u8; TPD_SIZE]]>;
 /// in NAPI), without a lock between them.
 pub(super) type TxRing = Spsc<TxDesc, TxBuf>;
 
+/// One tx queue: its TPD ring and its counters. Its xmit (the ring's producer, under the
+/// stack's tx queue lock) and its completion (the consumer, in NAPI) are each the single
+/// writer of their end and of their counters: no driver lock.
+pub(super) struct TxQueue {
+    pub(super) ring: TxRing,
+    pub(super) stats: QueueStats,
+}
+
+impl TxQueue {
+    /// A queue with an empty ring of `count` TPDs.
+    pub(super) fn new(dev: &Device<Bound>, count: u16) -> Result<Self> {
+        Ok(Self {
+            ring: TxRing::new(tx_ring_parts(dev, count)?),
+            stats: QueueStats::default(),
+        })
+    }
+}
+
 /// The storage of an empty ring of `count` TPDs.
 pub(super) fn tx_ring_parts(dev: &Device<Bound>, count: u16) -> Result<SpscParts<TxDesc, TxBuf>> {
     let desc = Coherent::<[u8; TPD_SIZE]>::zeroed_slice(dev, count.into(), GFP_KERNEL)?;
@@ -86,14 +105,16 @@ impl TxAvail for TxRing {
 }
 
 impl Adapter<'_> {
-    /// Writes the tx producer index: the doorbell.
-    fn doorbell(&self, q: usize, ntu: u16) {
-        self.io().write16(queue::TPD_PIDX[q], ntu);
-        add_local(&self.tx_stats[q].doorbells, 1);
+    /// Writes the producer index of queue `q` (`t`): the doorbell.
+    fn doorbell(&self, t: &TxQueue, q: usize, ntu: u16) {
+        if let Some(&pidx) = queue::TPD_PIDX.get(q) {
+            self.io().write16(pidx, ntu);
+            add_local(&t.stats.doorbells, 1);
+        }
     }
 
     pub(super) fn tx_clean_ring(&self, dev: NetDev<'_>, q: usize) {
-        let Some(ring) = self.tx.get(q) else {
+        let Some(TxQueue { ring, .. }) = self.tx.get(q) else {
             return;
         };
         let Some(mut x) = ring.exclusive() else {
@@ -120,14 +141,15 @@ impl Adapter<'_> {
     pub(super) fn tx_frame(&self, dev: NetDev<'_>, mut skb: SkBuff, more: bool) {
         let mut info = skb.info();
         let q = (info.queue as usize).min(self.queues().saturating_sub(1));
-        let (Some(ring), Some(txq)) = (self.tx.get(q), dev.txq(q as u32)) else {
+        let (Some(t), Some(txq)) = (self.tx.get(q), dev.txq(q as u32)) else {
             skb.drop_reason(DropReason::NotSpecified);
             return;
         };
+        let ring = &t.ring;
         let Some(mut p) = ring.producer() else {
             // The stack serialises xmit on a queue; a second one at once is a bug. Nothing of
             // this frame was written: drop it.
-            add_local(&self.tx_stats[q].dropped, 1);
+            add_local(&t.stats.dropped, 1);
             skb.drop_reason(DropReason::NotSpecified);
             return;
         };
@@ -137,7 +159,7 @@ impl Adapter<'_> {
             // IP length: the layout is read again after it.
             if skb.tso_prep().is_err() {
                 drop(p);
-                self.tx_drop(q, ntu0, skb, DropReason::NoMem);
+                self.tx_drop(t, q, ntu0, skb, DropReason::NoMem);
                 return;
             }
             info = skb.info();
@@ -164,7 +186,7 @@ impl Adapter<'_> {
             // Should not happen (the queue stops early): drop, and flush what is held back.
             drop(p);
             txq.maybe_stop(ring, TX_STOP, TX_START);
-            self.tx_drop(q, ntu0, skb, DropReason::FullRing);
+            self.tx_drop(t, q, ntu0, skb, DropReason::FullRing);
             return;
         }
         // Offload template for every TPD of the frame.
@@ -242,7 +264,7 @@ impl Adapter<'_> {
                 let _ = clear_tpd(p.ring(), i);
             }
             drop(p);
-            self.tx_drop(q, ntu0, skb, DropReason::NoMem);
+            self.tx_drop(t, q, ntu0, skb, DropReason::NoMem);
             return;
         };
         let len = skb.len();
@@ -252,7 +274,7 @@ impl Adapter<'_> {
         // Count what goes on the wire: every TSO segment repeats the headers.
         let segs = u64::from(info.gso_segs.max(1));
         let wire = u64::from(len) + (segs - 1) * u64::from(info.tcp_all_headers);
-        let st = &self.tx_stats[q];
+        let st = &t.stats;
         add_local(&st.packets, segs);
         add_local(&st.bytes, wire);
         if gso {
@@ -264,24 +286,24 @@ impl Adapter<'_> {
         // Stop before the ring can fill; a stopped queue makes `sent` ring the doorbell, so
         // nothing is held back behind xmit_more.
         if !txq.maybe_stop(ring, TX_STOP, TX_START) {
-            add_local(&self.tx_stats[q].stops, 1);
+            add_local(&st.stops, 1);
         }
         if txq.sent(len, more) {
-            self.doorbell(q, ntu);
+            self.doorbell(t, q, ntu);
         }
     }
 
     /// Drops a frame `tx_frame` cannot send (the producer end released), counted in
     /// `txN_dropped`, after a doorbell at `ntu`: what earlier frames held back behind
     /// xmit_more goes out.
-    fn tx_drop(&self, q: usize, ntu: u16, skb: SkBuff, reason: DropReason) {
-        self.doorbell(q, ntu);
-        add_local(&self.tx_stats[q].dropped, 1);
+    fn tx_drop(&self, t: &TxQueue, q: usize, ntu: u16, skb: SkBuff, reason: DropReason) {
+        self.doorbell(t, q, ntu);
+        add_local(&t.stats.dropped, 1);
         skb.drop_reason(reason);
     }
 
     pub(super) fn tx_complete(&self, dev: NetDev<'_>, q: usize, budget: i32) -> u32 {
-        let (Some(ring), Some(txq)) = (self.tx.get(q), dev.txq(q as u32)) else {
+        let (Some(TxQueue { ring, stats }), Some(txq)) = (self.tx.get(q), dev.txq(q as u32)) else {
             return 0;
         };
         let hw_cons = self.read16(queue::TPD_CIDX[q]);
@@ -290,7 +312,7 @@ impl Adapter<'_> {
         };
         if !c.geometry().valid_consumer(hw_cons, c.head(), c.tail()) {
             // Never trust the device: an index outside what we posted is ignored.
-            self.tx_stats[q].errors.fetch_add(1, Ordering::Relaxed);
+            stats.errors.fetch_add(1, Ordering::Relaxed);
             return 0;
         }
         let (mut pkts, mut bytes) = (0u32, 0u32);

@@ -264,6 +264,14 @@ pub(crate) fn tpds_needed(nr_frags: u32, o: &TxOffload, header_split: bool) -> u
     nr_frags + 1 + u32::from(tso && header_split) + u32::from(tso && o.gso_v6)
 }
 
+/// Whether the card can take a receive buffer at bus address `addr`. One that ends in
+/// `0x...fc0` "will be very likely to cause DMA RFD overflow" (the C driver's comment in
+/// `atl1c_alloc_rx_buffer`, which allocates 64 spare bytes and moves such a buffer 64 bytes
+/// on); atl1c_rs gives the card another buffer instead.
+pub(crate) const fn rx_buffer_usable(addr: u64) -> bool {
+    addr & 0xfff != 0xfc0
+}
+
 /// Receive free descriptor (`struct atl1c_rx_free_desc`): the address of an empty buffer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Rfd {
@@ -516,6 +524,15 @@ mod tests {
             flag: 0,
             word3: rrs::RXD_UPDATED.mask() | size | extra3,
         }
+    }
+
+    #[test]
+    fn rx_buffers_at_fc0_are_refused() {
+        assert!(!rx_buffer_usable(0x1234_5fc0));
+        assert!(!rx_buffer_usable(0xfc0));
+        assert!(rx_buffer_usable(0x1234_5fc2));
+        assert!(rx_buffer_usable(0x1234_5040));
+        assert!(rx_buffer_usable(0x1234_4fc0 + 0x40));
     }
 
     #[test]

@@ -119,6 +119,21 @@ impl RxRing {
     }
 }
 
+/// Tries for a buffer the card can take ([`ring::rx_buffer_usable`]) before the refill
+/// counts as failed.
+const RX_ALLOC_TRIES: usize = 4;
+
+/// A buffer of `pool` the card can take: one at an address the card mishandles goes back to
+/// the pool and the next fragment is tried (page_pool hands out fragments in order, so the
+/// next one sits elsewhere). With the fragments this driver asks for (at most two a page,
+/// each behind `NET_SKB_PAD` of headroom) none ends in `0x...fc0` on 4 KiB pages; the check
+/// keeps that true whatever the page size and the layout become.
+fn alloc_usable(pool: &mut PagePool) -> Option<RxPage> {
+    (0..RX_ALLOC_TRIES)
+        .map_while(|_| pool.alloc())
+        .find(|p| ring::rx_buffer_usable(p.addr()))
+}
+
 impl Adapter<'_> {
     /// Gives the card a buffer in every free RFD. Returns whether the ring is full: when its
     /// pool has no page it stops, counts `alloc_fail`, and leaves the rest to the next NAPI
@@ -152,7 +167,7 @@ impl Adapter<'_> {
             if slot.is_some() {
                 break;
             }
-            let Some(page) = r.pool.as_mut().and_then(PagePool::alloc) else {
+            let Some(page) = r.pool.as_mut().and_then(alloc_usable) else {
                 r.refill_failed = true;
                 break;
             };

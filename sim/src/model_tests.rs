@@ -569,6 +569,18 @@ fn underrun_off_leaves_a_dry_ring_silent() {
 }
 
 #[test]
+fn a_buffer_at_fc0_is_the_drivers_error() {
+    let (mut d, mut e) = up(Personality::Ar8151);
+    testbed::put_rfd(&mut e, LAYOUT, 0, 0, BUFS + 0xfc0);
+    testbed::put_rfd(&mut e, LAYOUT, 0, 1, BUFS + 0x1000);
+    w32(&mut d, &mut e, queue::RFD_PROD_IDX[0], 2);
+    d.receive(&mut e, &frame(MAC, 64));
+    d.receive(&mut e, &frame(MAC, 64));
+    assert_eq!(d.counters.protocol_errors.get("rx_buffer_at_fc0"), Some(&1));
+    assert_eq!(d.counters.rx_frames[0], 2);
+}
+
+#[test]
 fn masked_status_fires_when_unmasked() {
     let (mut d, mut e) = up(Personality::Ar8151);
     post_rfds(&mut d, &mut e, 0, 8);

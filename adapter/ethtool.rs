@@ -61,25 +61,76 @@ const REGS_LEN: usize = 74;
 const EEPROM_LEN: usize = 512;
 /// `WAKE_PHY | WAKE_MAGIC`: what the chip can wake on (`atl1c_get_wol`).
 const WOL_SUPPORTED: u32 = (1 << 0) | (1 << 5);
-/// Per-queue `ethtool -S` counters: tx then rx.
-const TX_QUEUE_STATS: [&str; 7] = [
-    "packets",
-    "bytes",
-    "dropped",
-    "errors",
-    "doorbells",
-    "frames_per_doorbell",
-    "stopped",
-];
-const RX_QUEUE_STATS: [&str; 6] = [
-    "packets",
-    "bytes",
-    "errors",
-    "dropped",
-    "irqs",
-    "alloc_fail",
-];
+/// Per-queue `ethtool -S` counters, tx then rx: what only the driver counts. Packets, bytes,
+/// queue stops and rx allocation failures are netdev qstats, and `ethtool -S` does not repeat
+/// what the standard interfaces carry (Documentation/networking/statistics.rst).
+const TX_QUEUE_STATS: [&str; 4] = ["dropped", "errors", "doorbells", "frames_per_doorbell"];
+const RX_QUEUE_STATS: [&str; 3] = ["errors", "dropped", "irqs"];
 const DRIVER_STATS: [&str; 3] = ["rx_bad_rrd", "hw_errors", "resets"];
+
+/// The MAC counters the standard groups carry ([`EthtoolOps::eth_mac_stats`],
+/// [`EthtoolOps::rmon_stats`]): `ethtool -S` leaves them out.
+const MAC_IN_GROUPS: [&str; 36] = [
+    "rx_ok",
+    "rx_bcast",
+    "rx_mcast",
+    "rx_fcs_err",
+    "rx_len_err",
+    "rx_byte_cnt",
+    "rx_runt",
+    "rx_frag",
+    "rx_sz_64",
+    "rx_sz_65_127",
+    "rx_sz_128_255",
+    "rx_sz_256_511",
+    "rx_sz_512_1023",
+    "rx_sz_1024_1518",
+    "rx_sz_1519_max",
+    "rx_sz_ov",
+    "rx_rxf_ov",
+    "rx_align_err",
+    "tx_ok",
+    "tx_bcast",
+    "tx_mcast",
+    "tx_exc_defer",
+    "tx_defer",
+    "tx_byte_cnt",
+    "tx_sz_64",
+    "tx_sz_65_127",
+    "tx_sz_128_255",
+    "tx_sz_256_511",
+    "tx_sz_512_1023",
+    "tx_sz_1024_1518",
+    "tx_sz_1519_max",
+    "tx_1_col",
+    "tx_2_col",
+    "tx_late_col",
+    "tx_abort_col",
+    "tx_underrun",
+];
+
+/// The indices of the other MAC counters, the ones `ethtool -S` shows (`mac_*`): pause and
+/// control frames, RRD overflows, address-filter drops, broadcast and multicast bytes, tx
+/// truncations. A name twice in [`MAC_IN_GROUPS`] or not a counter fails the build.
+const MAC_EXTRA: [usize; MAC_STATS - MAC_IN_GROUPS.len()] = {
+    let mut in_groups = [false; MAC_STATS];
+    let mut i = 0;
+    while i < MAC_IN_GROUPS.len() {
+        in_groups[regs::stats::index(MAC_IN_GROUPS[i])] = true;
+        i += 1;
+    }
+    let mut out = [0; MAC_STATS - MAC_IN_GROUPS.len()];
+    let (mut i, mut k) = (0, 0);
+    while i < MAC_STATS {
+        if !in_groups[i] {
+            out[k] = i;
+            k += 1;
+        }
+        i += 1;
+    }
+    assert!(k == out.len());
+    out
+};
 
 impl Adapter<'_> {
     /// The MAC counters, accumulated (reading them clears the hardware's).
@@ -361,7 +412,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         self.tx.len() * TX_QUEUE_STATS.len()
             + self.rx.len() * RX_QUEUE_STATS.len()
             + DRIVER_STATS.len()
-            + MAC_STATS
+            + MAC_EXTRA.len()
     }
 
     fn stats_names(&self, names: &mut netdev::StatNames<'_>) {
@@ -378,7 +429,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         for n in DRIVER_STATS {
             names.add(format_args!("{n}"));
         }
-        for n in regs::stats::NAMES {
+        for n in MAC_EXTRA.iter().filter_map(|&i| regs::stats::NAMES.get(i)) {
             names.add(format_args!("mac_{n}"));
         }
     }
@@ -388,23 +439,17 @@ impl netdev::EthtoolOps for Adapter<'_> {
             let pkts = s.packets.load(Ordering::Relaxed);
             let bells = s.doorbells.load(Ordering::Relaxed);
             [
-                pkts,
-                s.bytes.load(Ordering::Relaxed),
                 s.dropped.load(Ordering::Relaxed),
                 s.errors.load(Ordering::Relaxed),
                 bells,
                 pkts.checked_div(bells).unwrap_or(0),
-                s.stops.load(Ordering::Relaxed),
             ]
         });
         let rx = self.rx_stats.iter().flat_map(|s| {
             [
-                s.packets.load(Ordering::Relaxed),
-                s.bytes.load(Ordering::Relaxed),
                 s.errors.load(Ordering::Relaxed),
                 s.dropped.load(Ordering::Relaxed),
                 s.completions.load(Ordering::Relaxed),
-                s.alloc_fail.load(Ordering::Relaxed),
             ]
         });
         // `Iterator::` spelled out: pin-init's blanket `Init::chain` is in scope too.
@@ -415,10 +460,10 @@ impl netdev::EthtoolOps for Adapter<'_> {
             self.resets.load(Ordering::Relaxed),
         ];
         let driver = Iterator::chain(queues, driver);
-        for (o, x) in out
-            .iter_mut()
-            .zip(Iterator::chain(driver, self.mac_counters()))
-        {
+        // Only the counters shown are read from the card (each read clears one).
+        let mac = self.mac_counters_of(&MAC_EXTRA);
+        let mac = MAC_EXTRA.iter().map(|&i| mac.get(i).copied().unwrap_or(0));
+        for (o, x) in out.iter_mut().zip(Iterator::chain(driver, mac)) {
             *o = x;
         }
     }

@@ -158,15 +158,14 @@ channel() { # combined-max | combined-count (ethtool 6.14 has no JSON for -l)
 	ethtool -l eth0 | awk -v n=$n '/^Combined:/ { if (++i == n) print $2 }'
 }
 
-# rx packets per channel as counted by the driver: a JSON list.
+# rx packets per channel in use as counted by the driver (netdev qstats): a JSON list.
 rx_per_channel() {
-	ethtool -S eth0 | awk '/^ +rx[0-9]+_packets:/ { v[n++] = $2 } END {
-		printf "["; for (i = 0; i < n; i++) printf "%s%s", (i ? "," : ""), v[i]; print "]" }'
+	netdev_qstats | jq -c '[.queues[] | select(.type == "rx") | .["rx-packets"]]'
 }
 
 # Three channels on the Mikrotik card: tx on rings 0-2; rx on all four rings (MT_MODE_4Q has
 # no indirection table), ring 3 polled by channel 0. 64 UDP flows from the peer reach every
-# ring, and every frame the model delivered lands in rx0..rx2 (rx3 stays still).
+# ring, and every frame the model delivered lands in the three channels' rx queues.
 three_channels() {
 	local rs1 rd1 rs2 rd2
 	ethtool -L eth0 combined 3 || return 1
@@ -186,7 +185,7 @@ import json, sys
 s1, s2, d1, d2 = (json.loads(a) for a in sys.argv[1:])
 ring = [b - a for a, b in zip(s1, s2)]
 chan = [b - a for a, b in zip(d1, d2)]
-ok = all(r > 0 for r in ring) and chan[3] == 0 and sum(chan) == sum(ring) >= 64
+ok = all(r > 0 for r in ring) and len(chan) == 3 and sum(chan) == sum(ring) >= 64
 sys.exit(0 if ok else 1)
 PY
 	iperf_server || return 1
@@ -232,28 +231,34 @@ channels() {
 	link_up && ping_peer
 }
 
+# What the driver alone counts, and nothing the standard interfaces carry (the kernel's
+# Documentation/networking/statistics.rst): no per-queue packets, bytes, stops or allocation
+# failures (netdev qstats), no MAC counter of the eth-mac or rmon groups.
 stats() {
-	local a b
+	local a b k
 	ethtool -S eth0 | head -20 || return 1
-	# The stack spreads flows over the tx queues: sum them.
-	a=$(ethtool -S eth0 | awk '/ tx[0-9]+_packets:/ { s += $2 } END { print s }')
+	# The stack spreads flows over the tx queues: sum the doorbells.
+	a=$(ethtool -S eth0 | awk '/ tx[0-9]+_doorbells:/ { s += $2 } END { print s }')
 	ping_peer || return 1
-	b=$(ethtool -S eth0 | awk '/ tx[0-9]+_packets:/ { s += $2 } END { print s }')
-	echo "tx packets (all queues) $a -> $b"
+	b=$(ethtool -S eth0 | awk '/ tx[0-9]+_doorbells:/ { s += $2 } END { print s }')
+	echo "tx doorbells (all queues) $a -> $b"
 	[ "$b" -ge $((a + 10)) ] || return 1
-	for k in tx0_doorbells tx0_frames_per_doorbell tx0_stopped rx0_packets rx0_dropped rx0_irqs rx0_alloc_fail \
-		rx_bad_rrd hw_errors resets \
-		mac_rx_ok mac_tx_ok mac_rx_rrd_ov mac_tx_mcast_byte; do
+	for k in tx0_dropped tx0_errors tx0_doorbells tx0_frames_per_doorbell rx0_errors \
+		rx0_dropped rx0_irqs rx_bad_rrd hw_errors resets mac_rx_rrd_ov mac_tx_mcast_byte; do
 		ethtool -S eth0 | grep -q "^     $k: " || { echo "no $k"; return 1; }
 	done
-	# The MAC counters agree with the model's own count of transmitted frames.
-	# Background traffic (IPv6, ...) can land between the two reads: retry at rest.
+	for k in tx0_packets tx0_bytes tx0_stopped rx0_packets rx0_bytes rx0_alloc_fail \
+		mac_rx_ok mac_tx_ok mac_tx_byte_cnt mac_rx_sz_64 mac_tx_sz_1519_max mac_rx_runt; do
+		! ethtool -S eth0 | grep -q "^     $k: " || { echo "$k duplicates a standard counter"; return 1; }
+	done
+	# The MAC's frame count (eth-mac group) agrees with the model's own count of transmitted
+	# frames. Background traffic (IPv6, ...) can land between the two reads: retry at rest.
 	for i in 1 2 3 4 5; do
 		sleep 0.2
-		a=$(ethtool -S eth0 | awk '/ mac_tx_ok:/ { print $2 }')
+		a=$(ethtool --json -S eth0 --groups eth-mac | jq '.[0]["eth-mac"].FramesTransmittedOK')
 		sleep 0.1 # the model writes its counters every 20 ms
 		b=$(sim tx_frames)
-		echo "mac_tx_ok $a, model tx_frames $b"
+		echo "FramesTransmittedOK $a, model tx_frames $b"
 		[ "$a" = "$b" ] && return 0
 	done
 	return 1
@@ -504,78 +509,31 @@ mii() {
 	ping_peer
 }
 
-# Per-queue statistics over the netdev netlink family (what `ynl --family netdev --dump
-# qstats-get` shows), read with a minimal generic-netlink client: the queues in use add up
-# to the interface's totals.
+# Per-queue statistics over the netdev netlink family (netdev_qstats): one row per queue in
+# use, and the device scope (queues in use plus the base) adds up to the interface counters.
 qstats() {
-	python3 - "$(cat /sys/class/net/eth0/ifindex)" <<'PY'
-import json, socket, struct, sys
-ifindex = int(sys.argv[1])
-s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
-s.bind((0, 0))
-seq = 0
-def attr(t, data):
-    return struct.pack("HH", 4 + len(data), t) + data + b"\0" * (-len(data) % 4)
-def attrs(buf):
-    out, i = {}, 0
-    while i + 4 <= len(buf):
-        n, t = struct.unpack_from("HH", buf, i)
-        out[t & 0x3fff] = buf[i + 4:i + n]
-        i += (n + 3) & ~3
-    return out
-def request(family, cmd, flags, payload):
-    global seq
-    seq += 1
-    body = struct.pack("BBH", cmd, 1, 0) + payload
-    s.send(struct.pack("IHHII", 16 + len(body), family, 1 | flags, seq, 0) + body)
-    msgs = []
-    while True:
-        data = s.recv(65536)
-        i = 0
-        while i < len(data):
-            n, typ = struct.unpack_from("IH", data, i)
-            if typ == 3:  # NLMSG_DONE
-                return msgs
-            if typ == 2:  # NLMSG_ERROR
-                err = struct.unpack_from("i", data, i + 16)[0]
-                if err:
-                    sys.exit(f"netlink error {err}")
-                return msgs
-            msgs.append(attrs(data[i + 20:i + n]))
-            i += (n + 3) & ~3
-        if not flags:
-            return msgs
-u = lambda b: int.from_bytes(b, "little")
-fam = request(0x10, 3, 0, attr(2, b"netdev\0"))  # CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME
-fid = u(fam[0][1])  # CTRL_ATTR_FAMILY_ID
-# NETDEV_CMD_QSTATS_GET, dump, ifindex, scope = queue
-rows = request(fid, 12, 0x300, attr(1, struct.pack("I", ifindex)) + attr(4, struct.pack("I", 1)))
-names = {8: "rx-packets", 9: "rx-bytes", 10: "tx-packets", 11: "tx-bytes", 12: "rx-alloc-fail",
-         16: "rx-csum-unnecessary", 33: "tx-stop"}
-import glob, time
-queues = {"rx": 0, "tx": 0}
-for r in rows:
-    kind = "tx" if u(r[2]) else "rx"
-    queues[kind] += 1
-    vals = {names[k]: u(v) for k, v in r.items() if k in names}
-    print(f"{kind} queue {u(r[3])}: {vals}")
-want = {k: len(glob.glob(f"/sys/class/net/eth0/queues/{k}-*")) for k in ("rx", "tx")}
-assert queues == want, (queues, want)
-# Device scope (queues in use plus the base) against the interface counters, read right
-# after; background traffic can land in between, so retry at rest.
-for attempt in range(5):
-    time.sleep(0.2)
-    dev = request(fid, 12, 0x300, attr(1, struct.pack("I", ifindex)))[0]
-    sysfs = {k: int(open(f"/sys/class/net/eth0/statistics/{k}").read())
-             for k in ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")}
-    q = {"rx_packets": u(dev[8]), "rx_bytes": u(dev[9]), "tx_packets": u(dev[10]),
-         "tx_bytes": u(dev[11])}
-    print("qstats", q, "interface", sysfs)
-    if q == sysfs:
-        break
-else:
-    sys.exit("qstats do not add up to the interface counters")
-PY
+	local i q rx tx sysfs dev
+	q=$(netdev_qstats) || return 1
+	echo "$q" | jq -c '.queues[]'
+	rx=$(ls -d /sys/class/net/eth0/queues/rx-* | wc -l)
+	tx=$(ls -d /sys/class/net/eth0/queues/tx-* | wc -l)
+	echo "$q" | jq -e --argjson rx "$rx" --argjson tx "$tx" \
+		'[.queues[] | select(.type == "rx")] | length == $rx' >/dev/null || return 1
+	echo "$q" | jq -e --argjson tx "$tx" \
+		'[.queues[] | select(.type == "tx")] | length == $tx' >/dev/null || return 1
+	# Background traffic can land between the two reads: retry at rest.
+	for i in 1 2 3 4 5; do
+		sleep 0.2
+		dev=$(netdev_qstats | jq -c '.dev | {"rx-packets", "rx-bytes", "tx-packets", "tx-bytes"}')
+		sysfs=$(cd /sys/class/net/eth0/statistics && jq -nc --argjson a "$(cat rx_packets)" \
+			--argjson b "$(cat rx_bytes)" --argjson c "$(cat tx_packets)" \
+			--argjson d "$(cat tx_bytes)" \
+			'{"rx-packets": $a, "rx-bytes": $b, "tx-packets": $c, "tx-bytes": $d}')
+		echo "qstats $dev interface $sysfs"
+		[ "$dev" = "$sysfs" ] && return 0
+	done
+	echo "qstats do not add up to the interface counters"
+	return 1
 }
 
 

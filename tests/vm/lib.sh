@@ -21,6 +21,8 @@
 # sim KEY[.KEY...]        a value from the model's counters (SIM_STATS; arrays on one line)
 # sim_at_least KEY TENTHS N  waits up to TENTHS tenths of a second for the model's counter
 #                         KEY (absent: 0) to reach N
+# netdev_qstats [IFACE]   the interface's netdev qstats as JSON: {"queues": [per queue in
+#                         use], "dev": {device scope}}, counters by netlink name
 # ping_resumes            waits up to 20 s for the peer to answer, then 20 pings, no loss
 # watchdog_fires          pings the peer for up to 30 s until the tx watchdog fires (a new
 #                         NETDEV WATCHDOG line in dmesg), and prints that line
@@ -158,6 +160,64 @@ sim_jq() { # [JQ OPTION...] FILTER
 		nap 0.05
 	done
 	return 1
+}
+
+# netdev_qstats [IFACE]: the interface's netdev qstats (what `ynl --family netdev --dump
+# qstats-get` shows) as JSON, read with a minimal generic-netlink client: {"queues": one
+# object per queue in use (type rx or tx, id, counters), "dev": the device scope (the queues
+# in use plus the base)}. Counters by their netlink names (rx-packets, rx-alloc-fail, ...).
+netdev_qstats() {
+	python3 - "$(cat "/sys/class/net/${1:-eth0}/ifindex")" <<'PY'
+import json, socket, struct, sys
+ifindex = int(sys.argv[1])
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
+s.bind((0, 0))
+seq = 0
+def attr(t, data):
+    return struct.pack("HH", 4 + len(data), t) + data + b"\0" * (-len(data) % 4)
+def attrs(buf):
+    out, i = {}, 0
+    while i + 4 <= len(buf):
+        n, t = struct.unpack_from("HH", buf, i)
+        out[t & 0x3fff] = buf[i + 4:i + n]
+        i += (n + 3) & ~3
+    return out
+def request(family, cmd, flags, payload):
+    global seq
+    seq += 1
+    body = struct.pack("BBH", cmd, 1, 0) + payload
+    s.send(struct.pack("IHHII", 16 + len(body), family, 1 | flags, seq, 0) + body)
+    msgs = []
+    while True:
+        data = s.recv(65536)
+        i = 0
+        while i < len(data):
+            n, typ = struct.unpack_from("IH", data, i)
+            if typ == 3:  # NLMSG_DONE
+                return msgs
+            if typ == 2:  # NLMSG_ERROR
+                err = struct.unpack_from("i", data, i + 16)[0]
+                if err:
+                    sys.exit(f"netlink error {err}")
+                return msgs
+            msgs.append(attrs(data[i + 20:i + n]))
+            i += (n + 3) & ~3
+        if not flags:
+            return msgs
+u = lambda b: int.from_bytes(b, "little")
+fam = request(0x10, 3, 0, attr(2, b"netdev\0"))  # CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME
+fid = u(fam[0][1])  # CTRL_ATTR_FAMILY_ID
+NAMES = {8: "rx-packets", 9: "rx-bytes", 10: "tx-packets", 11: "tx-bytes", 12: "rx-alloc-fail",
+         13: "rx-hw-drops", 16: "rx-csum-unnecessary", 33: "tx-stop", 34: "tx-wake"}
+def counters(r):
+    return {NAMES[k]: u(v) for k, v in r.items() if k in NAMES}
+ifi = attr(1, struct.pack("I", ifindex))
+# NETDEV_CMD_QSTATS_GET, dumped: per queue (scope 1), then the device.
+queues = [dict(type="tx" if u(r[2]) else "rx", id=u(r[3]), **counters(r))
+          for r in request(fid, 12, 0x300, ifi + attr(4, struct.pack("I", 1)))]
+dev = counters(request(fid, 12, 0x300, ifi)[0])
+print(json.dumps({"queues": queues, "dev": dev}))
+PY
 }
 
 sim() {

@@ -5,9 +5,10 @@
 # fault injection): traffic both ways, down/up and MTU changes under traffic, then allocation
 # failures injected into the driver's own calls (failslab and fail_page_alloc, limited to
 # stacks through the driver's code) at open, at rx refill and at xmit. Each must fail
-# cleanly: open returns an error and leaves the interface down, a refill that fails is counted
-# (rxN_alloc_fail) and retried, and xmit, which allocates nothing, sends on; traffic resumes
-# once the injection stops. Last, rmmod: no DMA mapping left behind, no leak (kmemleak).
+# cleanly: open returns an error and leaves the interface down, a refill that fails is
+# counted (netdev qstats rx-alloc-fail) and retried, and xmit, which allocates nothing, sends
+# on; traffic resumes once the injection stops. Last, rmmod: no DMA mapping left behind, no
+# leak (kmemleak).
 #
 # ROUNDS (default 3) sets the down/up and MTU rounds, for a longer run that sources this one.
 set -u
@@ -18,6 +19,11 @@ case $PERSONALITY in
 mikrotik) JUMBO=9000 ;;
 *) JUMBO=4000 ;;
 esac
+
+# Rx refills that failed, every queue (netdev qstats, device scope).
+rx_alloc_fail() {
+	netdev_qstats | jq '.dev["rx-alloc-fail"] // 0'
+}
 
 sum_stat() { # PATTERN: the sum of the ethtool -S counters matching it
 	ethtool -S eth0 | awk -v p="$1" '$1 ~ p { s += $2 } END { print s + 0 }'
@@ -89,14 +95,14 @@ open_fails() {
 # (a ring left empty would stall rx for good), and rx resumes when the injection stops.
 refill_fails() {
 	local a0 a1
-	a0=$(sum_stat '^rx[0-9]+_alloc_fail:')
+	a0=$(rx_alloc_fail)
 	flood_start
 	inject_start failslab 50 && inject_start fail_page_alloc 50 || { flood_stop; return 1; }
 	sleep 3
 	inject_stop fail_page_alloc
 	inject_stop failslab
 	flood_stop
-	a1=$(sum_stat '^rx[0-9]+_alloc_fail:')
+	a1=$(rx_alloc_fail)
 	echo "= rx refills that failed: $((a1 - a0))"
 	[ "$a1" -gt "$a0" ] || { echo "no refill failed: the injection missed the driver"; return 1; }
 	ping_resumes || return 1

@@ -43,6 +43,13 @@ pub(crate) type Bar0<'a> = pci::Bar<'a, { regs::BAR0_SIZE }>;
 /// BAR0 as the hardware layer sees it.
 pub(crate) struct Regs<'a>(pub(crate) &'a Bar0<'a>);
 
+/// Reads `R` and keeps it in `last`: what a poll that times out reports.
+fn read_into<R: Register>(io: &Regs<'_>, last: &Cell<R>) -> R {
+    let r = io.read::<R>();
+    last.set(r);
+    r
+}
+
 impl RegIo for Regs<'_> {
     fn read32(&self, offset: usize) -> u32 {
         // Offsets are register constants below `BAR0_SIZE`, the size the BAR is mapped with;
@@ -75,11 +82,7 @@ impl RegIo for Regs<'_> {
     ) -> Result<R, R> {
         let last = Cell::new(R::from_raw(u32::MAX));
         poll::read_poll_timeout(
-            || {
-                let r = self.read::<R>();
-                last.set(r);
-                Ok(r)
-            },
+            || Ok(read_into(self, &last)),
             |&r| done(r),
             Delta::from_micros(i64::from(sleep_us)),
             Delta::from_micros(i64::from(timeout_us)),
@@ -95,11 +98,7 @@ impl RegIo for Regs<'_> {
     ) -> Result<R, R> {
         let last = Cell::new(R::from_raw(u32::MAX));
         poll::read_poll_timeout_atomic(
-            || {
-                let r = self.read::<R>();
-                last.set(r);
-                Ok(r)
-            },
+            || Ok(read_into(self, &last)),
             |&r| done(r),
             Delta::from_micros(i64::from(delay_us)),
             // CAST: u32 to usize is lossless on every target the kernel supports.

@@ -243,8 +243,8 @@ impl<'a> Adapter<'a> {
         let mut rx = KVec::new();
         let mut rx_stats = KVec::new();
         // The hardware always has the PRI0 and PRI1 TPD rings: give both memory.
-        for _ in 0..max_queues.max(2) {
-            tx.push(TxQueue::new(dev, TPD_DEFAULT)?, GFP_KERNEL)?;
+        for q in 0..max_queues.max(2) {
+            tx.push(TxQueue::new(dev, q, TPD_DEFAULT)?, GFP_KERNEL)?;
         }
         for _ in 0..max_queues {
             rx.push(

@@ -69,14 +69,19 @@ pub(super) type TxRing = Spsc<TxDesc, TxBuf>;
 pub(super) struct TxQueue {
     pub(super) ring: TxRing,
     pub(super) stats: QueueStats,
+    /// Its producer-index register: the doorbell.
+    pidx: usize,
 }
 
 impl TxQueue {
-    /// A queue with an empty ring of `count` TPDs.
-    pub(super) fn new(dev: &Device<Bound>, count: u16) -> Result<Self> {
+    /// Hardware queue `q` with an empty ring of `count` TPDs; `EINVAL` beyond the queues the
+    /// card has.
+    pub(super) fn new(dev: &Device<Bound>, q: usize, count: u16) -> Result<Self> {
+        let pidx = *queue::TPD_PIDX.get(q).ok_or(EINVAL)?;
         Ok(Self {
             ring: TxRing::new(tx_ring_parts(dev, count)?),
             stats: QueueStats::default(),
+            pidx,
         })
     }
 }
@@ -105,12 +110,10 @@ impl TxAvail for TxRing {
 }
 
 impl Adapter<'_> {
-    /// Writes the producer index of queue `q` (`t`): the doorbell.
-    fn doorbell(&self, t: &TxQueue, q: usize, ntu: u16) {
-        if let Some(&pidx) = queue::TPD_PIDX.get(q) {
-            self.io().write16(pidx, ntu);
-            add_local(&t.stats.doorbells, 1);
-        }
+    /// Writes the producer index of `t`: the doorbell.
+    fn doorbell(&self, t: &TxQueue, ntu: u16) {
+        self.io().write16(t.pidx, ntu);
+        add_local(&t.stats.doorbells, 1);
     }
 
     pub(super) fn tx_clean_ring(&self, dev: NetDev<'_>, q: usize) {
@@ -159,7 +162,7 @@ impl Adapter<'_> {
             // IP length: the layout is read again after it.
             if skb.tso_prep().is_err() {
                 drop(p);
-                self.tx_drop(t, q, ntu0, skb, DropReason::NoMem);
+                self.tx_drop(t, ntu0, skb, DropReason::NoMem);
                 return;
             }
             info = skb.info();
@@ -186,7 +189,7 @@ impl Adapter<'_> {
             // Should not happen (the queue stops early): drop, and flush what is held back.
             drop(p);
             txq.maybe_stop(ring, TX_STOP, TX_START);
-            self.tx_drop(t, q, ntu0, skb, DropReason::FullRing);
+            self.tx_drop(t, ntu0, skb, DropReason::FullRing);
             return;
         }
         // Offload template for every TPD of the frame.
@@ -264,7 +267,7 @@ impl Adapter<'_> {
                 let _ = clear_tpd(p.ring(), i);
             }
             drop(p);
-            self.tx_drop(t, q, ntu0, skb, DropReason::NoMem);
+            self.tx_drop(t, ntu0, skb, DropReason::NoMem);
             return;
         };
         let len = skb.len();
@@ -289,21 +292,22 @@ impl Adapter<'_> {
             add_local(&st.stops, 1);
         }
         if txq.sent(len, more) {
-            self.doorbell(t, q, ntu);
+            self.doorbell(t, ntu);
         }
     }
 
     /// Drops a frame `tx_frame` cannot send (the producer end released), counted in
     /// `txN_dropped`, after a doorbell at `ntu`: what earlier frames held back behind
     /// xmit_more goes out.
-    fn tx_drop(&self, t: &TxQueue, q: usize, ntu: u16, skb: SkBuff, reason: DropReason) {
-        self.doorbell(t, q, ntu);
+    fn tx_drop(&self, t: &TxQueue, ntu: u16, skb: SkBuff, reason: DropReason) {
+        self.doorbell(t, ntu);
         add_local(&t.stats.dropped, 1);
         skb.drop_reason(reason);
     }
 
     pub(super) fn tx_complete(&self, dev: NetDev<'_>, q: usize, budget: i32) -> u32 {
-        let (Some(TxQueue { ring, stats }), Some(txq)) = (self.tx.get(q), dev.txq(q as u32)) else {
+        let (Some(TxQueue { ring, stats, .. }), Some(txq)) = (self.tx.get(q), dev.txq(q as u32))
+        else {
             return 0;
         };
         let hw_cons = self.read16(queue::TPD_CIDX[q]);

@@ -229,9 +229,9 @@ pub struct Device {
     rx_next: Duration,
     tx_next: Duration,
     deadline: Option<Duration>,
-    /// Writes to `ISR` held back by `ack delay`, in order: when each takes effect, and the
-    /// value written.
-    late_isr: VecDeque<(Duration, u32)>,
+    /// Writes to `ISR` held back, in order: when each takes effect, the value written, and
+    /// whether `ack delay` held it (or it only queued behind one that was).
+    late_isr: VecDeque<(Duration, u32, bool)>,
     pidx: [u16; 4],
     tpd_cons: [u16; 4],
     rfd_cons: [u16; 4],
@@ -330,8 +330,8 @@ impl Device {
     /// When [`Device::tick`] must run next for a held-back interrupt or `ISR` write, if any.
     pub fn deadline(&self) -> Option<Duration> {
         match (self.deadline, self.late_isr.front()) {
-            (Some(d), Some(&(a, _))) => Some(d.min(a)),
-            (d, a) => d.or(a.map(|&(t, _)| t)),
+            (Some(d), Some(&(a, _, _))) => Some(d.min(a)),
+            (d, a) => d.or(a.map(|&(t, _, _)| t)),
         }
     }
 
@@ -499,9 +499,11 @@ impl Device {
                     // Behind the writes to ISR still held back, if any.
                     Some(d) => {
                         self.faults.count("ack_delayed");
-                        self.late_isr.push_back((env.now() + d, v));
+                        self.late_isr.push_back((env.now() + d, v, true));
                     }
-                    None if !self.late_isr.is_empty() => self.late_isr.push_back((env.now(), v)),
+                    None if !self.late_isr.is_empty() => {
+                        self.late_isr.push_back((env.now(), v, false));
+                    }
                     None => self.isr_write(env, v),
                 }
             }
@@ -558,12 +560,12 @@ impl Device {
     /// Applies the `ISR` writes held back by `ack delay`: all of them, or (`due` given) those
     /// due by then.
     fn apply_late_isr(&mut self, env: &mut dyn Env, due: Option<Duration>) {
-        while let Some(&(t, v)) = self.late_isr.front() {
+        while let Some(&(t, v, delayed)) = self.late_isr.front() {
             if due.is_some_and(|now| t > now) {
                 return;
             }
             self.late_isr.pop_front();
-            if due.is_some() {
+            if delayed && due.is_some() {
                 self.faults.count("ack_timed_out");
             }
             self.isr_write(env, v);

@@ -551,6 +551,15 @@ fn a_late_ack_clears_what_came_after_it_unless_a_read_flushes_it() {
     assert_eq!(e.irqs, 2);
     assert_eq!(d.faults().injected.get("ack_delayed"), Some(&2));
     assert_eq!(d.deadline(), None);
+    // Disarmed, a write still queues behind a held one, and is not counted as held.
+    w32(&mut d, &mut e, regs::ISR::OFFSET, rx);
+    d.inject(&mut e, Fault::AckDelay(0));
+    w32(&mut d, &mut e, regs::ISR::OFFSET, rx);
+    e.now += Duration::from_micros(1000);
+    d.tick(&mut e);
+    assert_eq!(d.deadline(), None);
+    assert_eq!(d.faults().injected.get("ack_delayed"), Some(&3));
+    assert_eq!(d.faults().injected.get("ack_timed_out"), Some(&2));
 }
 
 #[test]

@@ -147,9 +147,9 @@ ringparam() {
 
 iperf3_both() {
 	iperf_server || return 1
-	iperf3 -c 192.0.2.2 -t 1 >/dev/null || return 1
+	iperf_client 192.0.2.2 -t 1 || return 1
 	iperf_server || return 1
-	iperf3 -c 192.0.2.2 -t 1 -R >/dev/null
+	iperf_client 192.0.2.2 -t 1 -R
 }
 
 channel() { # combined-max | combined-count (ethtool 6.14 has no JSON for -l)

@@ -112,6 +112,16 @@ iperf_server() {
 	return 1
 }
 
+# iperf3 -c ARGS... quietly: its report is dropped, but when it fails its last lines are printed
+# (iperf3 3.18 writes its errors to stdout, so `>/dev/null` would lose them). Returns its status.
+iperf_client() {
+	local out rc
+	out=$(iperf3 -c "$@" 2>&1)
+	rc=$?
+	[ $rc -eq 0 ] || { echo "iperf3 -c $* exited $rc:"; printf '%s\n' "$out" | tail -3; }
+	return $rc
+}
+
 # Bounds for "never", not speed requirements: the C driver on the test kernel, beside another
 # guest, took more than 5 s to see a link back after a flap (make soak, 2026-12-06).
 link_up() {

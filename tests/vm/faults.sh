@@ -86,23 +86,40 @@ mdio_stuck_recovers() {
 # that lands between the handler's read of ISR and its acknowledgement is cleared with the rest.
 # A ring filled that way raises no RX_PKT again, and with the underrun off ("underrun off") no
 # other status either: only a driver whose acknowledgement lands before its poll looks at the
-# ring keeps receiving. 16 TCP streams from the peer into 64-entry rings fill one in a window;
-# a receiver that stops leaves iperf3 waiting for its results for good.
+# ring keeps receiving. 16 TCP streams from the peer into 64-entry rings fill one in a window.
+# What is asserted is the receiver, with the faults still on, after each round: every ring in
+# use gets back all its free buffers (every frame the card wrote was taken), and a ping is
+# answered. A receiver that missed a frame's status leaves it in the ring. iperf3 is the load,
+# not the verdict: how it ended is reported (it failed once in CI and hung once in ~200 rounds
+# on the test kernel, 2026-12-07, with the receiver not examined either time).
 late_ack_keeps_receiving() {
-	local i rc=0 rx0 rx_was
+	local i rc=0 rx0 rx_was t0 r free
 	rx_was=$(ethtool -g eth0 | awk '/^Current/ { c = 1 } c && /^RX:/ { print $2; exit }')
 	ethtool -G eth0 rx 64 || return 1
 	link_up || return 1
 	sim_control "underrun off"
 	sim_control "ack delay 3000"
 	sim_at_least faults.ack_delayed 50 1 || rc=1
+	free=$(rx_free)
 	for ((i = 1; i <= ${ROUNDS:-3} && rc == 0; i++)); do
 		rx0=$(sim rx_frames)
 		iperf_server || { rc=1; break; }
-		completes 60 iperf3 -c 192.0.2.2 -R -P 16 -t 4 >/dev/null || rc=1
-		echo "= round $i: $(($(sim rx_frames) - rx0)) frames received"
+		t0=$SECONDS
+		completes 60 iperf_client 192.0.2.2 -R -P 16 -t 4
+		r=$?
+		echo "= round $i: $(($(sim rx_frames) - rx0)) frames received, iperf3 exit $r after $((SECONDS - t0)) s"
+		[ $r -eq 0 ] || pkill iperf3
+		rings_refilled "$free" || rc=1
+		ping_ok ping -c 3 -i 0.2 -W 2 192.0.2.2 >/dev/null || { echo "no ping answer with the faults on"; rc=1; }
 	done
 	echo "= ISR writes held back: $(sim faults.ack_delayed), landed late: $(sim faults.ack_timed_out), dry rings without an underrun: $(sim faults.underrun_off)"
+	if [ $rc -ne 0 ]; then
+		# The rings as the driver left them, in the model's log (sim.log of the run).
+		sim_control "dump rx"
+		echo "model state: $(sim_jq -c '{state, irqs, irq_retriggers, rx_dropped_per_queue}')"
+		ethtool -S eth0 | grep -E '_irqs:|errors:|dropped:|bad_rrd:' | tr -s ' ' | tr '\n' ' '
+		echo
+	fi
 	remote pkill iperf3
 	sim_control "ack delay 0"
 	sim_control "underrun on"
@@ -110,6 +127,26 @@ late_ack_keeps_receiving() {
 	link_up || rc=1
 	ping_resumes || rc=1
 	return $rc
+}
+
+# The free buffers of each rx ring in use, as the model sees them (rfd_prod - rfd_cons).
+rx_free() {
+	sim_jq -r '.rings as $r | .state as $s | [range(0; $r.queues)
+		| ($s.rfd_prod[.] - $s.rfd_cons[.] + $r.rfd) % $r.rfd | tostring] | join(" ")'
+}
+
+# Every rx ring in use is back to the free buffers it had before (BASE, from rx_free) within
+# 5 s: every frame the card wrote was taken and its buffer replaced. A frame whose status was
+# lost stays in its ring until the next one, and a ring the card filled that way for good.
+rings_refilled() { # BASE
+	local i free
+	for ((i = 0; i < 50; i++)); do
+		free=$(rx_free)
+		[ "$free" = "$1" ] && return 0
+		nap 0.1
+	done
+	echo "free rx buffers per ring: $free after 5 s, $1 before: $(sim_jq -c .state)"
+	return 1
 }
 
 # The watchdog report of the tx hang is expected here, so not driver_unloads' log check.

@@ -71,17 +71,22 @@ pub(super) struct TxQueue {
     pub(super) stats: QueueStats,
     /// Its producer-index register: the doorbell.
     pidx: usize,
+    /// Its consumer-index register: what the card has sent.
+    cidx: usize,
 }
 
 impl TxQueue {
     /// Hardware queue `q` with an empty ring of `count` TPDs; `EINVAL` beyond the queues the
     /// card has.
     pub(super) fn new(dev: &Device<Bound>, q: usize, count: u16) -> Result<Self> {
-        let pidx = *queue::TPD_PIDX.get(q).ok_or(EINVAL)?;
+        let (Some(&pidx), Some(&cidx)) = (queue::TPD_PIDX.get(q), queue::TPD_CIDX.get(q)) else {
+            return Err(EINVAL);
+        };
         Ok(Self {
             ring: TxRing::new(tx_ring_parts(dev, count)?),
             stats: QueueStats::default(),
             pidx,
+            cidx,
         })
     }
 }
@@ -306,11 +311,16 @@ impl Adapter<'_> {
     }
 
     pub(super) fn tx_complete(&self, dev: NetDev<'_>, q: usize, budget: i32) -> u32 {
-        let (Some(TxQueue { ring, stats, .. }), Some(txq)) = (self.tx.get(q), dev.txq(q as u32))
+        let (
+            Some(TxQueue {
+                ring, stats, cidx, ..
+            }),
+            Some(txq),
+        ) = (self.tx.get(q), dev.txq(q as u32))
         else {
             return 0;
         };
-        let hw_cons = self.read16(queue::TPD_CIDX[q]);
+        let hw_cons = self.read16(*cidx);
         let Some(mut c) = ring.consumer() else {
             return 0;
         };

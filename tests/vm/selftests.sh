@@ -130,9 +130,24 @@ run_netdevice() { # PATH
 	ping_ok ping -c 3 -i 0.2 -W 2 192.0.2.2 >/dev/null || echo "# the peer does not answer after $t"
 }
 
+# A failure whose cause is the test's own instrument under TCG, not the interface: prints the
+# reason, and the case is reported as skipped with it. netpoll_basic.py gives bpftrace 30 s
+# (a 10 s window + 20 s) while it floods netconsole; with the flood on both vCPUs its start
+# and end once took longer (CI, 2026-12-07: "TimeoutExpired: ... bpftrace ... timed out after
+# 30 seconds" in its thread, then "bpftrace failed to run!?: {}"). Idle, bpftrace takes 13-15 s.
+instrument_failure() { # TEST OUTPUT
+	case $1 in
+	drivers/net/netpoll_basic.py)
+		grep -q "TimeoutExpired: Command '\['bpftrace'" <<<"$2" &&
+			echo "SKIP bpftrace did not end within the test's 30 s under TCG (its thread timed out)"
+		;;
+	*) return 1 ;;
+	esac
+}
+
 # One selftest: its KTAP results become check lines.
 run_test() { # PATH (relative to the install)
-	local t=$1 out rc plan n=0 line name status reason
+	local t=$1 out rc plan n=0 line name status reason why
 	out=$(cd "$KST/$(dirname "$t")" && timeout 300 "./$(basename "$t")" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" >"/job/work/$(echo "$t" | tr / _).log"
@@ -153,6 +168,8 @@ run_test() { # PATH (relative to the install)
 			report_case "$t" "$name" skip "$reason"
 		elif [ "$status" = ok ] || [[ $reason =~ ^XFAIL ]]; then
 			report_case "$t" "$name" ok "$reason"
+		elif why=$(instrument_failure "$t" "$out"); then
+			report_case "$t" "$name" skip "$why"
 		else
 			report_case "$t" "$name" fail "$reason" \
 				"$([ ${#diag[@]} -eq 0 ] || printf '%s\n' "${diag[@]}" | tail -12)"

@@ -518,9 +518,8 @@ qstats() {
 	rx=$(ls -d /sys/class/net/eth0/queues/rx-* | wc -l)
 	tx=$(ls -d /sys/class/net/eth0/queues/tx-* | wc -l)
 	echo "$q" | jq -e --argjson rx "$rx" --argjson tx "$tx" \
-		'[.queues[] | select(.type == "rx")] | length == $rx' >/dev/null || return 1
-	echo "$q" | jq -e --argjson tx "$tx" \
-		'[.queues[] | select(.type == "tx")] | length == $tx' >/dev/null || return 1
+		'[.queues[].type] as $t | ($t | map(select(. == "rx")) | length) == $rx and
+			($t | map(select(. == "tx")) | length) == $tx' >/dev/null || return 1
 	# Background traffic can land between the two reads: retry at rest.
 	for i in 1 2 3 4 5; do
 		sleep 0.2

@@ -11,6 +11,7 @@
 # summary                 prints "N passed, N failed"; returns non-zero if any check failed
 # remote COMMAND...       runs in the peer's network namespace
 # iperf_server            starts a one-shot iperf3 server on the peer and waits until it listens
+# iperf_client ARGS...    iperf3 -c ARGS quietly; on failure its exit status and last lines
 # nap SECONDS             sleeps without starting a process (see below)
 # has_carrier             succeeds if eth0 has carrier now
 # link_up                 waits up to 20 s for carrier on eth0

@@ -68,67 +68,114 @@ const TX_QUEUE_STATS: [&str; 4] = ["dropped", "errors", "doorbells", "frames_per
 const RX_QUEUE_STATS: [&str; 3] = ["errors", "dropped", "irqs"];
 const DRIVER_STATS: [&str; 3] = ["rx_bad_rrd", "hw_errors", "resets"];
 
+/// Declares what a standard group reports, field by field with the MAC counter behind it:
+/// `$fill` writes those counters from an accumulated snapshot into the group's struct, and
+/// `$list` holds their indices, for what `ethtool -S` leaves out ([`IN_GROUPS`]). A name that
+/// is not a counter fails the build (`regs::stats::index` in a constant).
+macro_rules! mac_group {
+    ($fill:ident, $list:ident, $ty:ty { $($field:ident: $counter:literal,)* }) => {
+        const $list: &[usize] = &[$(regs::stats::index($counter),)*];
+
+        fn $fill(m: &[u64; MAC_STATS], out: &mut $ty) {
+            let g = |k: usize| m.get(k).copied().unwrap_or(0);
+            $(out.$field = g(const { regs::stats::index($counter) });)*
+        }
+    };
+}
+
+mac_group!(
+    eth_mac_fill,
+    ETH_MAC,
+    netdev::EthMacStats {
+        frames_tx_ok: "tx_ok",
+        frames_rx_ok: "rx_ok",
+        fcs_errors: "rx_fcs_err",
+        alignment_errors: "rx_align_err",
+        // Without the FCS here; `eth_mac_stats` adds it.
+        octets_tx_ok: "tx_byte_cnt",
+        octets_rx_ok: "rx_byte_cnt",
+        single_collisions: "tx_1_col",
+        multiple_collisions: "tx_2_col",
+        deferred: "tx_defer",
+        late_collisions: "tx_late_col",
+        aborted_xs_colls: "tx_abort_col",
+        lost_int_mac_xmit: "tx_underrun",
+        lost_int_mac_rcv: "rx_rxf_ov",
+        mcast_tx: "tx_mcast",
+        bcast_tx: "tx_bcast",
+        excessive_deferral: "tx_exc_defer",
+        mcast_rx: "rx_mcast",
+        bcast_rx: "rx_bcast",
+        in_range_length_errors: "rx_len_err",
+        too_long: "rx_sz_ov",
+    }
+);
+
+mac_group!(
+    rmon_fill,
+    RMON,
+    netdev::RmonStats {
+        undersize: "rx_runt",
+        oversize: "rx_sz_ov",
+        fragments: "rx_frag",
+    }
+);
+
+/// The frame-size buckets `rmon_stats` reports, from `rx_sz_64` and `tx_sz_64` on.
+const HIST_BUCKETS: usize = if regs::stats::SZ_BUCKETS < netdev::RMON_BUCKETS {
+    regs::stats::SZ_BUCKETS
+} else {
+    netdev::RMON_BUCKETS
+};
+
 /// The MAC counters the standard groups carry ([`EthtoolOps::eth_mac_stats`],
 /// [`EthtoolOps::rmon_stats`]): `ethtool -S` leaves them out.
-const MAC_IN_GROUPS: [&str; 36] = [
-    "rx_ok",
-    "rx_bcast",
-    "rx_mcast",
-    "rx_fcs_err",
-    "rx_len_err",
-    "rx_byte_cnt",
-    "rx_runt",
-    "rx_frag",
-    "rx_sz_64",
-    "rx_sz_65_127",
-    "rx_sz_128_255",
-    "rx_sz_256_511",
-    "rx_sz_512_1023",
-    "rx_sz_1024_1518",
-    "rx_sz_1519_max",
-    "rx_sz_ov",
-    "rx_rxf_ov",
-    "rx_align_err",
-    "tx_ok",
-    "tx_bcast",
-    "tx_mcast",
-    "tx_exc_defer",
-    "tx_defer",
-    "tx_byte_cnt",
-    "tx_sz_64",
-    "tx_sz_65_127",
-    "tx_sz_128_255",
-    "tx_sz_256_511",
-    "tx_sz_512_1023",
-    "tx_sz_1024_1518",
-    "tx_sz_1519_max",
-    "tx_1_col",
-    "tx_2_col",
-    "tx_late_col",
-    "tx_abort_col",
-    "tx_underrun",
-];
-
-/// The indices of the other MAC counters, the ones `ethtool -S` shows (`mac_*`): pause and
-/// control frames, RRD overflows, address-filter drops, broadcast and multicast bytes, tx
-/// truncations. A name twice in [`MAC_IN_GROUPS`] or not a counter fails the build.
-const MAC_EXTRA: [usize; MAC_STATS - MAC_IN_GROUPS.len()] = {
+const IN_GROUPS: [bool; MAC_STATS] = {
     let mut in_groups = [false; MAC_STATS];
     let mut i = 0;
-    while i < MAC_IN_GROUPS.len() {
-        in_groups[regs::stats::index(MAC_IN_GROUPS[i])] = true;
+    while i < ETH_MAC.len() {
+        in_groups[ETH_MAC[i]] = true;
         i += 1;
     }
-    let mut out = [0; MAC_STATS - MAC_IN_GROUPS.len()];
+    let mut i = 0;
+    while i < RMON.len() {
+        in_groups[RMON[i]] = true;
+        i += 1;
+    }
+    let mut b = 0;
+    while b < HIST_BUCKETS {
+        in_groups[regs::stats::RX_SZ_64 + b] = true;
+        in_groups[regs::stats::TX_SZ_64 + b] = true;
+        b += 1;
+    }
+    in_groups
+};
+
+/// How many MAC counters `ethtool -S` shows.
+const MAC_EXTRA_LEN: usize = {
+    let (mut i, mut n) = (0, 0);
+    while i < MAC_STATS {
+        if !IN_GROUPS[i] {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The indices of the MAC counters `ethtool -S` shows (`mac_*`), the ones no standard group
+/// carries: pause and control frames, RRD overflows, address-filter drops, broadcast and
+/// multicast bytes, tx truncations.
+const MAC_EXTRA: [usize; MAC_EXTRA_LEN] = {
+    let mut out = [0; MAC_EXTRA_LEN];
     let (mut i, mut k) = (0, 0);
     while i < MAC_STATS {
-        if !in_groups[i] {
+        if !IN_GROUPS[i] {
             out[k] = i;
             k += 1;
         }
         i += 1;
     }
-    assert!(k == out.len());
     out
 };
 
@@ -469,55 +516,27 @@ impl netdev::EthtoolOps for Adapter<'_> {
     }
 
     fn eth_mac_stats(&self) -> netdev::EthMacStats {
-        use regs::stats::index as i;
-        let m = self.mac_counters();
-        let g = |n: &str| m.get(i(n)).copied().unwrap_or(0);
+        let mut s = netdev::EthMacStats::default();
+        eth_mac_fill(&self.mac_counters(), &mut s);
         // The MAC counts a good frame's bytes without its FCS (atl1c.h: rx_byte_cnt,
         // tx_byte_cnt); the octet counters of 802.3 as ethtool reports them (and as
         // drivers/net/hw/ethtool_std_stats.sh checks them) include it.
-        let with_fcs = |bytes: u64, frames: u64| bytes.wrapping_add(frames.wrapping_mul(4));
-        netdev::EthMacStats {
-            frames_tx_ok: g("tx_ok"),
-            frames_rx_ok: g("rx_ok"),
-            fcs_errors: g("rx_fcs_err"),
-            alignment_errors: g("rx_align_err"),
-            octets_tx_ok: with_fcs(g("tx_byte_cnt"), g("tx_ok")),
-            octets_rx_ok: with_fcs(g("rx_byte_cnt"), g("rx_ok")),
-            single_collisions: g("tx_1_col"),
-            multiple_collisions: g("tx_2_col"),
-            deferred: g("tx_defer"),
-            late_collisions: g("tx_late_col"),
-            aborted_xs_colls: g("tx_abort_col"),
-            lost_int_mac_xmit: g("tx_underrun"),
-            lost_int_mac_rcv: g("rx_rxf_ov"),
-            mcast_tx: g("tx_mcast"),
-            bcast_tx: g("tx_bcast"),
-            excessive_deferral: g("tx_exc_defer"),
-            mcast_rx: g("rx_mcast"),
-            bcast_rx: g("rx_bcast"),
-            in_range_length_errors: g("rx_len_err"),
-            too_long: g("rx_sz_ov"),
-        }
+        s.octets_tx_ok = s.octets_tx_ok.wrapping_add(s.frames_tx_ok.wrapping_mul(4));
+        s.octets_rx_ok = s.octets_rx_ok.wrapping_add(s.frames_rx_ok.wrapping_mul(4));
+        s
     }
 
     fn rmon_stats(&self) -> netdev::RmonStats {
         use regs::stats::{
-            index as i,
             RX_SZ_64,
-            SZ_BUCKETS,
             TX_SZ_64, //
         };
         let m = self.mac_counters();
-        let g = |k: usize| m.get(k).copied().unwrap_or(0);
-        let mut r = netdev::RmonStats {
-            undersize: g(i("rx_runt")),
-            oversize: g(i("rx_sz_ov")),
-            fragments: g(i("rx_frag")),
-            ..Default::default()
-        };
-        for b in 0..SZ_BUCKETS.min(netdev::RMON_BUCKETS) {
-            r.rx_hist[b] = g(RX_SZ_64 + b);
-            r.tx_hist[b] = g(TX_SZ_64 + b);
+        let mut r = netdev::RmonStats::default();
+        rmon_fill(&m, &mut r);
+        for b in 0..HIST_BUCKETS {
+            r.rx_hist[b] = m.get(RX_SZ_64 + b).copied().unwrap_or(0);
+            r.tx_hist[b] = m.get(TX_SZ_64 + b).copied().unwrap_or(0);
         }
         r
     }

@@ -513,6 +513,15 @@ impl Device {
             }
             o if o == regs::LOAD_PTR::OFFSET => {
                 self.set(o, 0);
+                // The ring pointers are reloaded with the queues stopped (after a soft reset,
+                // or `atl1c_stop_mac`); under running queues the DMA engines would lose their
+                // place.
+                if self.reg::<regs::RXQ_CTRL>().bit(regs::RXQ_CTRL::EN)
+                    || self.reg::<regs::TXQ_CTRL>().bit(regs::TXQ_CTRL::EN)
+                {
+                    self.error("load_ptr_with_queues_running");
+                    return;
+                }
                 self.pidx = [0; 4];
                 self.tpd_cons = [0; 4];
                 self.rfd_cons = [0; 4];

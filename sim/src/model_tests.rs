@@ -645,6 +645,32 @@ fn bad_driver_behaviour_is_counted_not_fatal() {
 }
 
 #[test]
+fn ring_pointers_reload_only_with_the_queues_stopped() {
+    let (mut d, mut e) = up(Personality::Ar8151);
+    let f = frame([2, 0, 0, 0, 0, 2], 200);
+    post_tpd(&mut e, 0, &f, 0);
+    doorbell(&mut d, &mut e, 0, 1);
+    assert_eq!(d.mmio_read(&mut e, queue::TPD_CIDX[0] as u64, 2), 1);
+    // Queues running: refused, counted, the consumer index kept.
+    w32(&mut d, &mut e, regs::LOAD_PTR::OFFSET, 1);
+    assert_eq!(
+        d.counters
+            .protocol_errors
+            .get("load_ptr_with_queues_running"),
+        Some(&1)
+    );
+    assert_eq!(d.mmio_read(&mut e, queue::TPD_CIDX[0] as u64, 2), 1);
+    // Stopped (atl1c_stop_mac): reloaded.
+    let rxq = r32(&mut d, &mut e, regs::RXQ_CTRL::OFFSET) & !regs::RXQ_CTRL::EN.mask();
+    w32(&mut d, &mut e, regs::RXQ_CTRL::OFFSET, rxq);
+    let txq = r32(&mut d, &mut e, regs::TXQ_CTRL::OFFSET) & !regs::TXQ_CTRL::EN.mask();
+    w32(&mut d, &mut e, regs::TXQ_CTRL::OFFSET, txq);
+    w32(&mut d, &mut e, regs::LOAD_PTR::OFFSET, 1);
+    assert_eq!(d.mmio_read(&mut e, queue::TPD_CIDX[0] as u64, 2), 0);
+    assert_eq!(d.counters.protocol_errors.len(), 1);
+}
+
+#[test]
 fn mikrotik_spreads_flows_over_four_queues() {
     let (mut d, mut e) = up(Personality::Mikrotik);
     for q in 0..4 {

@@ -9,10 +9,13 @@ use kernel::prelude::*;
 
 use super::{
     rx::RxRing,
+    rx_buf_len,
     tx::tx_ring_parts,
-    Adapter, //
+    Adapter,
+    ETH_HLEN, //
 };
 use crate::{
+    hw::RegIo,
     netdev::{
         self,
         msg,
@@ -92,6 +95,47 @@ impl Adapter<'_> {
         }
         let mut r = Ok(());
         self.restart(dev, || r = f())?;
+        r
+    }
+
+    /// Changes the MTU of a running interface with the PHY and the link left alone, so the
+    /// carrier stays (`atl1c_change_mtu` resets the MAC and loses the link for seconds).
+    /// Where the rx buffers of the new MTU are the size they are now, only the MAC's frame
+    /// limit changes. Otherwise pools of the new size are made first (when that fails nothing
+    /// has changed); then transmit, interrupts and NAPI stop, the MAC's queues stop, the rings
+    /// are emptied and loaded again with the new buffers, and the MAC restarts for the link
+    /// it had. A MAC that does not stop gets the full restart instead.
+    pub(super) fn change_mtu_running(&self, dev: NetDev<'_>, mtu: u32) -> Result {
+        let io = self.io();
+        let buf_len = rx_buf_len(mtu);
+        if buf_len == self.rx_buf_len.load(Ordering::Relaxed) {
+            dev.set_mtu(mtu);
+            io.write(regs::MTU(mtu + ETH_HLEN + 4 + 4));
+            return Ok(());
+        }
+        let pools = self.rx_pools(dev, buf_len)?;
+        dev.detach();
+        self.stop_datapath(dev);
+        if self.gone.load(Ordering::Relaxed) || self.hw.stop_mac(&io).is_err() {
+            drop(pools);
+            return self.restart(dev, || dev.set_mtu(mtu));
+        }
+        let link = netdev::bh_disabled(|| *self.link.lock());
+        drop(self.empty_rings(dev));
+        dev.set_mtu(mtu);
+        self.rx_buf_len.store(buf_len, Ordering::Relaxed);
+        let r = self.load_rings(dev, mtu, pools).and_then(|()| {
+            // Without a link the MAC stays stopped; the link task starts it when one comes.
+            if let Some(link) = link {
+                self.hw.start_mac(&io, link);
+            }
+            self.run_datapath(dev)
+        });
+        match r {
+            Ok(()) => dev.attach(),
+            // As a failed restart: detached, carrier off, the rings empty.
+            Err(_) => self.down(dev),
+        }
         r
     }
 

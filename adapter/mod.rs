@@ -537,8 +537,21 @@ impl Adapter<'_> {
     /// an open that failed (a reset on a wedged card), NAPI is already disabled and the rings
     /// are empty, and only what is still to do is done.
     fn down(&self, dev: NetDev<'_>) {
-        let io = self.io();
+        self.stop_datapath(dev);
+        if !self.gone.load(Ordering::Relaxed) {
+            let _ = self.hw.reset_mac(&self.io());
+        }
+        dev.carrier_off();
+        netdev::bh_disabled(|| *self.link.lock() = None);
+        // Destroyed here, in process context (it may sleep), with every buffer given back.
+        drop(self.empty_rings(dev));
+    }
+
+    /// Stops transmit, interrupts and NAPI: nothing of the driver runs on the rings after it.
+    /// Idempotent.
+    pub(super) fn stop_datapath(&self, dev: NetDev<'_>) {
         if self.up.swap(false, Ordering::AcqRel) {
+            let io = self.io();
             // Waits for a transmit in progress on another CPU.
             dev.tx_disable();
             self.imr.store(0, Ordering::Release);
@@ -553,13 +566,15 @@ impl Adapter<'_> {
         // No NAPI instance stays listed while stopped (NapiSet: threaded NAPI waits for every
         // listed instance to go idle); all are disabled by now.
         let _ = self.napi.set_queues(0);
-        if !self.gone.load(Ordering::Relaxed) {
-            let _ = self.hw.reset_mac(&io);
-        }
-        dev.carrier_off();
+    }
+
+    /// Empties every ring (the card's queues stopped, NAPI disabled): what tx held is freed,
+    /// what rx delivered unpolled is counted dropped. Returns the rx pools, for the caller to
+    /// drop in process context.
+    #[must_use]
+    pub(super) fn empty_rings(&self, dev: NetDev<'_>) -> [Option<PagePool>; MAX_RX_RINGS] {
         let mut pools: [Option<PagePool>; MAX_RX_RINGS] = [const { None }; MAX_RX_RINGS];
         netdev::bh_disabled(|| {
-            *self.link.lock() = None;
             for q in 0..self.tx.len() {
                 self.tx_clean_ring(dev, q);
             }
@@ -571,8 +586,7 @@ impl Adapter<'_> {
                 }
             }
         });
-        // Destroyed here, in process context (it may sleep), with every buffer given back.
-        drop(pools);
+        pools
     }
 
     /// Brings the interface up: MAC reset and configuration, rings, link, NAPI, interrupts.
@@ -588,11 +602,7 @@ impl Adapter<'_> {
     fn open_inner(&self, dev: NetDev<'_>) -> Result {
         dev.carrier_off();
         let mtu = dev.mtu();
-        let buf_len = if mtu > 1500 {
-            (mtu + ETH_HLEN + 4 + 4).next_multiple_of(8)
-        } else {
-            RX_BUF_MIN
-        };
+        let buf_len = rx_buf_len(mtu);
         self.rx_buf_len.store(buf_len, Ordering::Relaxed);
         netdev::bh_disabled(|| *self.link.lock() = None);
         let io = self.io();
@@ -605,11 +615,22 @@ impl Adapter<'_> {
         })?;
         self.hw.set_mac_addr(&io, dev.mac());
         netdev::NetDevOps::set_rx_mode(self, dev);
-        // Made here, where making them may sleep; what a ring already had (none after a
-        // down) is dropped here too.
+        // Made here, where making them may sleep.
         let pools = self.rx_pools(dev, buf_len)?;
+        self.load_rings(dev, mtu, pools)?;
+        // Link first: MDIO belongs to open until NAPI is enabled. Its lock is shared with
+        // NAPI: softirqs off.
+        netdev::bh_disabled(|| self.check_link(dev));
+        self.run_datapath(dev)
+    }
+
+    /// Gives the rx rings `pools`, programs the card for `mtu` and fills the rx rings: the
+    /// card's queues stopped, the rings empty. What a ring already had (none after a down)
+    /// is dropped here too.
+    pub(super) fn load_rings(&self, dev: NetDev<'_>, mtu: u32, pools: KVec<PagePool>) -> Result {
+        let io = self.io();
         let mut old: [Option<PagePool>; MAX_RX_RINGS] = [const { None }; MAX_RX_RINGS];
-        // Ring and link locks are shared with NAPI and xmit: take them with softirqs off.
+        // Ring locks are shared with NAPI and xmit: take them with softirqs off.
         let r = netdev::bh_disabled(|| -> Result {
             for q in 0..self.tx.len() {
                 self.tx_clean_ring(dev, q);
@@ -629,12 +650,15 @@ impl Adapter<'_> {
                     return Err(ENOMEM);
                 }
             }
-            // Link first: MDIO belongs to open until NAPI is enabled.
-            self.check_link(dev);
             Ok(())
         });
         drop(old);
-        r?;
+        r
+    }
+
+    /// Starts what [`Self::stop_datapath`] stopped: NAPI, interrupts, transmit.
+    pub(super) fn run_datapath(&self, dev: NetDev<'_>) -> Result {
+        let io = self.io();
         self.napi.set_queues(self.queues())?;
         self.up.store(true, Ordering::Release);
         for i in self.active_napis() {
@@ -652,6 +676,17 @@ impl Adapter<'_> {
         io.flush();
         dev.wake_queues();
         Ok(())
+    }
+}
+
+/// The rx buffer for `mtu`: a whole frame with its VLAN tag and FCS, 8-byte aligned, never
+/// less than a standard frame's. (`atl1c_set_rxbufsize` keeps the standard size up to MTU
+/// 1522, 22 bytes short of such a frame above 1500.)
+pub(super) fn rx_buf_len(mtu: u32) -> u32 {
+    if mtu > 1500 {
+        (mtu + ETH_HLEN + 4 + 4).next_multiple_of(8)
+    } else {
+        RX_BUF_MIN
     }
 }
 
@@ -718,10 +753,11 @@ impl netdev::NetDevOps for Adapter<'_> {
         if mtu > self.max_mtu() {
             return Err(EINVAL);
         }
-        self.with_down(dev, || {
+        if self.up.load(Ordering::Acquire) {
+            self.change_mtu_running(dev, mtu)?;
+        } else {
             dev.set_mtu(mtu);
-            Ok::<(), Error>(())
-        })?;
+        }
         // TSO depends on the MTU on the gigabit chips (fix_features).
         dev.update_features();
         Ok(())

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The link and the changes that take a running interface down and up again: the link task,
-//! resets (tx timeout, error interrupt, card gone), and ring, MTU and channel changes.
+//! The link and the changes to a running interface: the link task and resets (tx timeout,
+//! error interrupt, card gone), which take it down and up again; and ring, MTU and channel
+//! changes, which stop and start its datapath with the link left alone.
 
 use core::sync::atomic::Ordering;
 
@@ -15,14 +16,18 @@ use super::{
     ETH_HLEN, //
 };
 use crate::{
-    hw::RegIo,
+    hw::{
+        Link,
+        RegIo, //
+    },
     netdev::{
         self,
         msg,
         netdev_err,
         netdev_info,
         netdev_warn,
-        NetDev, //
+        NetDev,
+        PagePool, //
     },
     regs,
 };
@@ -69,8 +74,8 @@ impl Adapter<'_> {
         }
     }
 
-    /// Stops and starts a running interface (tx timeout, link loss, ring or MTU change) with
-    /// the stack kept out meanwhile: detached, no transmit. If the open fails the device stays
+    /// Stops and starts a running interface, MAC reset included (tx timeout, link loss, a
+    /// change whose MAC did not stop), with the stack kept out meanwhile: detached, no transmit. If the open fails the device stays
     /// detached with its carrier off, NAPI disabled and the rings empty, so `ip link set
     /// down` and rmmod complete; the next `ip link set up` tries again.
     fn restart(&self, dev: NetDev<'_>, f: impl FnOnce()) -> Result {
@@ -84,7 +89,10 @@ impl Adapter<'_> {
         r
     }
 
-    /// Runs `f` with the interface stopped if it is running, then brings it back up.
+    /// Runs `f` with the datapath of a running interface stopped (ring, channel changes),
+    /// then starts it again, as [`Self::pause_datapath`] and [`Self::resume_datapath`]: the
+    /// PHY and the link are left alone, so the carrier stays. If `f` fails the datapath
+    /// starts again as it was. Where the MAC does not stop, the full restart.
     pub(super) fn with_down<E: From<Error>>(
         &self,
         dev: NetDev<'_>,
@@ -93,8 +101,13 @@ impl Adapter<'_> {
         if !self.up.load(Ordering::Acquire) {
             return f();
         }
-        let mut r = Ok(());
-        self.restart(dev, || r = f())?;
+        let Some(link) = self.pause_datapath(dev) else {
+            let mut r = Ok(());
+            self.restart(dev, || r = f())?;
+            return r;
+        };
+        let r = f();
+        self.resume_datapath(dev, link, None)?;
         r
     }
 
@@ -102,38 +115,67 @@ impl Adapter<'_> {
     /// carrier stays (`atl1c_change_mtu` resets the MAC and loses the link for seconds).
     /// Where the rx buffers of the new MTU are the size they are now, only the MAC's frame
     /// limit changes. Otherwise pools of the new size are made first (when that fails nothing
-    /// has changed); then transmit, interrupts and NAPI stop, the MAC's queues stop, the rings
-    /// are emptied and loaded again with the new buffers, and the MAC restarts for the link
-    /// it had. A MAC that does not stop gets the full restart instead.
+    /// has changed), then the datapath stops and starts again with them.
     pub(super) fn change_mtu_running(&self, dev: NetDev<'_>, mtu: u32) -> Result {
-        let io = self.io();
         let buf_len = rx_buf_len(mtu);
         if buf_len == self.rx_buf_len.load(Ordering::Relaxed) {
             dev.set_mtu(mtu);
-            io.write(regs::MTU(mtu + ETH_HLEN + 4 + 4));
+            self.io().write(regs::MTU(mtu + ETH_HLEN + 4 + 4));
             return Ok(());
         }
         let pools = self.rx_pools(dev, buf_len)?;
-        dev.detach();
-        self.stop_datapath(dev);
-        if self.gone.load(Ordering::Relaxed) || self.hw.stop_mac(&io).is_err() {
+        let Some(link) = self.pause_datapath(dev) else {
             drop(pools);
             return self.restart(dev, || dev.set_mtu(mtu));
+        };
+        dev.set_mtu(mtu);
+        self.resume_datapath(dev, link, Some(pools))
+    }
+
+    /// Stops the datapath of a running interface, the link left alone: the stack kept out,
+    /// transmit, interrupts and NAPI stopped, the MAC's queues and MAC stopped
+    /// (`atl1c_stop_mac`), the rings emptied (frames delivered unpolled counted in
+    /// `rxN_dropped`, as at down). Returns the link the MAC ran with (`Some(None)`: none
+    /// yet), or `None` when the MAC did not stop or the card is gone: the caller then takes
+    /// the full restart (the interface is already detached and stopped).
+    fn pause_datapath(&self, dev: NetDev<'_>) -> Option<Option<Link>> {
+        dev.detach();
+        self.stop_datapath(dev);
+        if self.gone.load(Ordering::Relaxed) || self.hw.stop_mac(&self.io()).is_err() {
+            return None;
         }
         let link = netdev::bh_disabled(|| *self.link.lock());
         drop(self.empty_rings(dev));
-        dev.set_mtu(mtu);
-        self.rx_buf_len.store(buf_len, Ordering::Relaxed);
-        let r = self.load_rings(dev, mtu, pools).and_then(|()| {
-            // Without a link the MAC stays stopped; the link task starts it when one comes.
-            if let Some(link) = link {
-                self.hw.start_mac(&io, link);
-            }
-            self.run_datapath(dev)
-        });
+        Some(link)
+    }
+
+    /// Starts what [`Self::pause_datapath`] stopped, for the MTU, rings and channels set now:
+    /// rx buffers from `pools` (made here when `None`), the card programmed and its rx rings
+    /// filled, the MAC started for `link` (without one it stays stopped, and the link task
+    /// starts it when one comes), NAPI, interrupts, transmit; the stack let in. On failure
+    /// the interface stays as a failed restart leaves it: detached, carrier off, rings empty.
+    fn resume_datapath(
+        &self,
+        dev: NetDev<'_>,
+        link: Option<Link>,
+        pools: Option<KVec<PagePool>>,
+    ) -> Result {
+        let mtu = dev.mtu();
+        let buf_len = rx_buf_len(mtu);
+        let r = pools
+            .map_or_else(|| self.rx_pools(dev, buf_len), Ok)
+            .and_then(|pools| {
+                self.rx_buf_len.store(buf_len, Ordering::Relaxed);
+                self.load_rings(dev, mtu, pools)
+            })
+            .and_then(|()| {
+                if let Some(link) = link {
+                    self.hw.start_mac(&self.io(), link);
+                }
+                self.run_datapath(dev)
+            });
         match r {
             Ok(()) => dev.attach(),
-            // As a failed restart: detached, carrier off, the rings empty.
             Err(_) => self.down(dev),
         }
         r

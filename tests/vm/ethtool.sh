@@ -130,7 +130,19 @@ ring() { # FIELD
 	ethtool --json -g eth0 | jq -r ".[0][\"$1\"]"
 }
 
+# The link's marks now: carrier changes and the model's MAC resets, for link_kept.
+link_marks() { echo "$(cat /sys/class/net/eth0/carrier_changes) $(sim soft_resets)"; }
+# Whether a change kept the link: no carrier change, no MAC reset since MARKS (link_marks).
+link_kept() { # MARKS
+	local now
+	now=$(link_marks)
+	echo "carrier changes and MAC resets: $1 -> $now"
+	[ "$now" = "$1" ] || { echo "the change reset the MAC or lost the link"; return 1; }
+}
+
 ringparam() {
+	local m
+	m=$(link_marks)
 	ethtool -g eth0 || return 1
 	[ "$(ring rx)" = 512 ] && [ "$(ring tx)" = 1024 ] || return 1
 	[ "$(ring rx-max)" = 4095 ] && [ "$(ring tx-max)" = 4096 ] || return 1
@@ -142,7 +154,8 @@ ringparam() {
 	fails_with "at least 64" ethtool -G eth0 rx 16 || return 1
 	fails_with "" ethtool -G eth0 rx 5000 || return 1
 	ethtool -G eth0 rx 512 tx 1024 || return 1
-	link_up && ping_peer
+	link_up && ping_peer || return 1
+	link_kept "$m"
 }
 
 # MTU changes on a running interface keep the link (seed 002): no carrier change, no MAC
@@ -151,9 +164,9 @@ ringparam() {
 # 1500), jumbo frames both ways at the new MTU, and a ping running throughout that loses
 # almost nothing. The C driver resets the MAC and loses the link on every MTU change.
 mtu_keeps_link() {
-	local big=9000 c0 r0 rc=0 pid sent got m want
+	local big=9000 marks r0 rc=0 pid sent got m want
 	mt || big=4000
-	c0=$(cat /sys/class/net/eth0/carrier_changes) r0=$(sim soft_resets)
+	marks=$(link_marks) r0=$(sim soft_resets)
 	ping -i 0.05 -c 200 -W 2 -q 192.0.2.2 >ping.out 2>&1 &
 	pid=$!
 	sleep 1
@@ -176,8 +189,7 @@ mtu_keeps_link() {
 	cat ping.out
 	sent=$(sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1/p' ping.out)
 	got=$(sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\2/p' ping.out)
-	[ "$(cat /sys/class/net/eth0/carrier_changes)" = "$c0" ] || { echo "carrier changed"; rc=1; }
-	[ "$(sim soft_resets)" = "$r0" ] || { echo "the MAC was reset"; rc=1; }
+	link_kept "$marks" || rc=1
 	# Frames in flight while the rings are reloaded may go (a few milliseconds per change).
 	[ -n "$got" ] && [ "$got" -ge $((sent * 95 / 100)) ] || { echo "ping lost too many"; rc=1; }
 	return $rc
@@ -248,7 +260,8 @@ PY
 
 # Mikrotik: 1 to 4 channels; the model sees tx only on the rings in use.
 channels() {
-	local max
+	local max m
+	m=$(link_marks)
 	ethtool -l eth0 || return 1
 	if ! mt; then
 		[ "$(channel combined-max)" = 1 ] && [ "$(channel combined-count)" = 1 ] || return 1
@@ -266,7 +279,8 @@ channels() {
 	tx_on_rings_below 1 iperf3_both || return 1
 	ethtool -L eth0 combined 4 || return 1
 	ls -d /sys/class/net/eth0/queues/tx-* | wc -l | grep -qx 4 || return 1
-	link_up && ping_peer
+	link_up && ping_peer || return 1
+	link_kept "$m"
 }
 
 # What the driver alone counts, and nothing the standard interfaces carry (the kernel's
@@ -589,8 +603,8 @@ check "ethtool -C rx-usecs/tx-usecs round-trip, 2 us rounding, applied live" coa
 check "ethtool -C out of range: refused with a message" coalesce_out_of_range
 check "tx-usecs paces tx interrupts (2000 us: <= ~500/s)" tx_moderation_paces_interrupts
 check "adaptive-rx: DIM moves the rx timer under load; off restores rx-usecs" adaptive_rx
-check "ethtool -g/-G: resize while up, limits" ringparam
-check "ethtool -l/-L: 1 to 4 channels, rx rings mapped to channels" channels
+check "ethtool -g/-G: resize while up, link kept, limits" ringparam
+check "ethtool -l/-L: 1 to 4 channels, rx rings mapped to channels, link kept" channels
 check "ethtool -S: per-queue and MAC counters" stats
 check "ethtool -S --groups eth-mac rmon: each size bucket counts its frames, rx and tx" stats_groups
 check "netdev qstats: per-queue counters" qstats

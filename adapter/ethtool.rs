@@ -416,7 +416,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         if u32::from(rx) == cur.rx && u32::from(tx) == cur.tx {
             return Ok(());
         }
-        self.with_down(dev, || {
+        self.with_datapath_paused(dev, || {
             self.resize_rings(rx, tx).map_err(|e| netdev::ExtErr {
                 err: e,
                 msg: c"cannot allocate the rings; the old ones stay",
@@ -443,7 +443,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         if combined as usize == self.queues() {
             return Ok(());
         }
-        self.with_down(dev, || {
+        self.with_datapath_paused(dev, || {
             // CAST: at most max_queues, checked above.
             let n = combined as usize;
             // The next open adds the NAPI instances of the channels in use.

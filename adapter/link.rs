@@ -93,7 +93,7 @@ impl Adapter<'_> {
     /// then starts it again, as [`Self::pause_datapath`] and [`Self::resume_datapath`]: the
     /// PHY and the link are left alone, so the carrier stays. If `f` fails the datapath
     /// starts again as it was. Where the MAC does not stop, the full restart.
-    pub(super) fn with_down<E: From<Error>>(
+    pub(super) fn with_datapath_paused<E: From<Error>>(
         &self,
         dev: NetDev<'_>,
         f: impl FnOnce() -> core::result::Result<(), E>,

@@ -9,11 +9,11 @@ use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 use super::{
+    max_frame_len,
     rx::RxRing,
     rx_buf_len,
     tx::tx_ring_parts,
-    Adapter,
-    ETH_HLEN, //
+    Adapter, //
 };
 use crate::{
     hw::{
@@ -75,9 +75,10 @@ impl Adapter<'_> {
     }
 
     /// Stops and starts a running interface, MAC reset included (tx timeout, link loss, a
-    /// change whose MAC did not stop), with the stack kept out meanwhile: detached, no transmit. If the open fails the device stays
-    /// detached with its carrier off, NAPI disabled and the rings empty, so `ip link set
-    /// down` and rmmod complete; the next `ip link set up` tries again.
+    /// change whose MAC did not stop), with the stack kept out meanwhile: detached, no
+    /// transmit. If the open fails the device stays detached with its carrier off, NAPI
+    /// disabled and the rings empty, so `ip link set down` and rmmod complete; the next `ip
+    /// link set up` tries again.
     fn restart(&self, dev: NetDev<'_>, f: impl FnOnce()) -> Result {
         dev.detach();
         self.down(dev);
@@ -120,7 +121,7 @@ impl Adapter<'_> {
         let buf_len = rx_buf_len(mtu);
         if buf_len == self.rx_buf_len.load(Ordering::Relaxed) {
             dev.set_mtu(mtu);
-            self.io().write(regs::MTU(mtu + ETH_HLEN + 4 + 4));
+            self.io().write(regs::MTU(max_frame_len(mtu)));
             return Ok(());
         }
         let pools = self.rx_pools(dev, buf_len)?;

@@ -505,7 +505,7 @@ impl Adapter<'_> {
         self.apply_moderation();
         io.modify(|r: regs::MASTER_CTRL| r.with_bit(regs::MASTER_CTRL::SA_TIMER_EN, true));
         io.write(regs::SMB_STAT_TIMER(hw.smb_timer));
-        io.write(regs::MTU(mtu + ETH_HLEN + 4 + 4));
+        io.write(regs::MTU(max_frame_len(mtu)));
         io.write(regs::TX_TSO_OFFLOAD_THRESH((7 * 1024) >> 3));
         let txq = regs::TXQ_CTRL::default()
             .with_field(regs::TXQ_CTRL::NUM_TPD_BURST, hw.tpd_burst)
@@ -679,12 +679,18 @@ impl Adapter<'_> {
     }
 }
 
-/// The rx buffer for `mtu`: a whole frame with its VLAN tag and FCS, 8-byte aligned, never
-/// less than a standard frame's. (`atl1c_set_rxbufsize` keeps the standard size up to MTU
-/// 1522, 22 bytes short of such a frame above 1500.)
+/// The largest frame at `mtu`, what the MAC's `MTU` register holds: the Ethernet header, a
+/// VLAN tag and the FCS around the payload.
+pub(super) fn max_frame_len(mtu: u32) -> u32 {
+    mtu + ETH_HLEN + 4 + 4
+}
+
+/// The rx buffer for `mtu`: its largest frame, 8-byte aligned, never less than a standard
+/// frame's. (`atl1c_set_rxbufsize` keeps the standard size up to MTU 1522, 22 bytes short of
+/// such a frame above 1500.)
 pub(super) fn rx_buf_len(mtu: u32) -> u32 {
     if mtu > 1500 {
-        (mtu + ETH_HLEN + 4 + 4).next_multiple_of(8)
+        max_frame_len(mtu).next_multiple_of(8)
     } else {
         RX_BUF_MIN
     }

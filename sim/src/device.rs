@@ -119,6 +119,16 @@ pub struct Counters {
     pub irq_retriggers: u64,
     /// MAC soft resets (`MASTER_CTRL` SOFT_RST written), completed or not.
     pub soft_resets: u64,
+    /// Moves from D0 to D3hot (PMCSR written by the PCI core at suspend or shutdown).
+    pub pm_d3_entries: u64,
+    /// Moves from D3hot back to D0: each resets the function, every register back to its
+    /// power-on value (No_Soft_Reset is clear).
+    pub pm_resets: u64,
+    /// Wake events: magic packets for the station address that reached the card in D3hot
+    /// with `WOL_CTRL` `MAGIC_EN` armed.
+    pub wol_wake: u64,
+    /// Of those, the ones that set PME_Status (PME_En set by the PCI core).
+    pub pme: u64,
 }
 
 /// Why a frame from the wire was not received (SIM_STATS `rx_filtered_reasons`).
@@ -137,11 +147,13 @@ pub enum RxFiltered {
     /// The driver programmed the rings so that the frame could not be placed (a protocol
     /// error, counted in `protocol_errors` too).
     DriverError,
+    /// The card is in D3hot: no DMA; a magic packet may wake it (`wol_wake`).
+    Asleep,
 }
 
 impl RxFiltered {
     /// Number of reasons.
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 7;
     /// Every reason, in index order.
     pub const ALL: [RxFiltered; Self::COUNT] = [
         Self::LinkDown,
@@ -150,6 +162,7 @@ impl RxFiltered {
         Self::Address,
         Self::Oversize,
         Self::DriverError,
+        Self::Asleep,
     ];
 
     /// The SIM_STATS key.
@@ -161,6 +174,7 @@ impl RxFiltered {
             Self::Address => "address",
             Self::Oversize => "oversize",
             Self::DriverError => "driver_error",
+            Self::Asleep => "asleep",
         }
     }
 }
@@ -215,6 +229,9 @@ fn known(off: u32) -> bool {
     KNOWN.iter().any(|&(a, b)| (a..=b).contains(&off))
 }
 
+/// How long after the card enters D3hot the magic packet of SIM_CONTROL `wake magic` comes.
+const MAGIC_AFTER_D3: Duration = Duration::from_millis(100);
+
 /// The device model.
 pub struct Device {
     pers: Personality,
@@ -253,6 +270,14 @@ pub struct Device {
     mac_stats: [u32; MAC_STATS],
     /// The VPD EEPROM behind `EEPROM_CTRL` (AR8151 only; the Mikrotik NIC has none).
     eeprom: Option<Box<[u8; EEPROM_LEN]>>,
+    /// The station address the card powers up with (what the EEPROM or firmware loads into
+    /// `MAC_STA_ADDR`).
+    perm_mac: [u8; 6],
+    /// SIM_CONTROL `wake magic`: a magic packet for the station address is to arrive from the
+    /// wire once the card is in D3hot ([`MAGIC_AFTER_D3`] after it enters it)...
+    magic_on_d3: bool,
+    /// ... at this time, as if the peer sent one.
+    magic_at: Option<Duration>,
     /// Exported counters.
     pub counters: Counters,
 }
@@ -306,6 +331,9 @@ impl Device {
                 Personality::Mikrotik => None,
                 Personality::Ar8151 => Some(Box::new(eeprom_image(pers.device_id(), mac))),
             },
+            perm_mac: mac,
+            magic_on_d3: false,
+            magic_at: None,
             counters: Counters::default(),
         };
         let (lo, hi) = regs::mac_to_regs(mac);
@@ -327,12 +355,63 @@ impl Device {
         )
     }
 
-    /// When [`Device::tick`] must run next for a held-back interrupt or `ISR` write, if any.
+    /// When [`Device::tick`] must run next for a held-back interrupt or `ISR` write, or a
+    /// magic packet to deliver, if any.
     pub fn deadline(&self) -> Option<Duration> {
-        match (self.deadline, self.late_isr.front()) {
+        let d = match (self.deadline, self.late_isr.front()) {
             (Some(d), Some(&(a, _, _))) => Some(d.min(a)),
             (d, a) => d.or(a.map(|&(t, _, _)| t)),
+        };
+        match (d, self.magic_at) {
+            (Some(d), Some(m)) => Some(d.min(m)),
+            (d, m) => d.or(m),
         }
+    }
+
+    /// A configuration space write. PMCSR moves the function between D0 and D3hot: in D3hot
+    /// BAR0 reads all-ones and ignores writes (each access counted in `protocol_errors`
+    /// `mmio_in_d3`), no DMA, no interrupt; back in D0 every register has its power-on value,
+    /// as on the card (No_Soft_Reset clear), and the driver sets it up from scratch.
+    pub fn config_write(&mut self, env: &mut dyn Env, offset: usize, data: &[u8]) {
+        let before = self.cfg.power_state();
+        self.cfg.write(offset, data);
+        let after = self.cfg.power_state();
+        if before == 0 && after == 3 {
+            self.counters.pm_d3_entries += 1;
+            if std::mem::take(&mut self.magic_on_d3) {
+                self.magic_at = Some(env.now() + MAGIC_AFTER_D3);
+            }
+        } else if before == 3 && after == 0 {
+            self.power_on_reset();
+        }
+    }
+
+    /// Whether the function is out of D0 (asleep).
+    pub fn asleep(&self) -> bool {
+        self.cfg.power_state() != 0
+    }
+
+    /// The function's reset on D3hot -> D0: a freshly powered card, with its configuration
+    /// space, the cable, the EEPROM, what faults are armed and the counters kept.
+    fn power_on_reset(&mut self) {
+        let fresh = Device::new(self.pers, self.perm_mac);
+        let old = std::mem::replace(self, fresh);
+        self.cfg = old.cfg;
+        self.counters = old.counters;
+        self.counters.pm_resets += 1;
+        self.faults = old.faults;
+        self.eeprom = old.eeprom;
+        self.magic_on_d3 = old.magic_on_d3;
+        self.magic_at = old.magic_at;
+        self.link = old.link;
+        self.phy = Phy::new(old.link);
+    }
+
+    /// SIM_CONTROL `wake magic`: a magic packet for the station address arrives from the wire
+    /// [`MAGIC_AFTER_D3`] after the card next enters D3hot (the guest, its peer with it, is
+    /// frozen then).
+    pub fn wake_magic(&mut self) {
+        self.magic_on_d3 = true;
     }
 
     fn get(&self, off: usize) -> u32 {
@@ -390,6 +469,11 @@ impl Device {
     fn read32(&mut self, env: &mut dyn Env, off: usize) -> u32 {
         if self.faults.removed {
             // Nobody answers: the root port completes the read with all-ones.
+            return u32::MAX;
+        }
+        if self.asleep() {
+            // D3hot: memory space does not answer (an Unsupported Request, all-ones).
+            self.error("mmio_in_d3");
             return u32::MAX;
         }
         if off + 4 > regs::BAR0_SIZE {
@@ -452,6 +536,10 @@ impl Device {
 
     fn write32(&mut self, env: &mut dyn Env, off: usize, part: u32, mask: u32) {
         if self.faults.removed {
+            return;
+        }
+        if self.asleep() {
+            self.error("mmio_in_d3");
             return;
         }
         if off + 4 > regs::BAR0_SIZE {
@@ -939,6 +1027,25 @@ impl Device {
         }
     }
 
+    /// A frame reached the card in D3hot: a magic packet for the station address, with
+    /// `WOL_CTRL` `MAGIC_EN` armed and the MAC's receiver left on (`atl1c_power_saving`), is a
+    /// wake event: `MAGIC_ST` set, and PME_Status if the PCI core enabled PME.
+    fn wake_on(&mut self, frame: &[u8]) {
+        use regs::WOL_CTRL as W;
+        let wol = self.reg::<W>();
+        let armed = wol.bit(W::MAGIC_EN)
+            && self.reg::<regs::MAC_CTRL>().bit(regs::MAC_CTRL::RX_EN)
+            && self.accepts(frame);
+        if !armed || !net::is_magic_packet(frame, &self.mac()) {
+            return;
+        }
+        self.counters.wol_wake += 1;
+        self.set(W::OFFSET, wol.with_bit(W::MAGIC_ST, true).raw());
+        if wol.bit(W::MAGIC_PME_EN) && self.cfg.pme() {
+            self.counters.pme += 1;
+        }
+    }
+
     fn rx_enabled(&self) -> bool {
         self.reg::<regs::RXQ_CTRL>().bit(regs::RXQ_CTRL::EN)
             && self.reg::<regs::MAC_CTRL>().bit(regs::MAC_CTRL::RX_EN)
@@ -980,6 +1087,10 @@ impl Device {
         // A card that is gone has no link either.
         if !self.wire_up() || self.faults.removed {
             return Err(RxFiltered::LinkDown);
+        }
+        if self.asleep() {
+            self.wake_on(frame);
+            return Err(RxFiltered::Asleep);
         }
         if !self.rx_enabled() {
             return Err(RxFiltered::RxOff);
@@ -1207,6 +1318,15 @@ impl Device {
             return None;
         }
         let now = env.now();
+        if self.magic_at.is_some_and(|t| now >= t) {
+            self.magic_at = None;
+            let frame = net::magic_packet(&self.mac());
+            self.receive(env, &frame);
+        }
+        if self.asleep() {
+            // No interrupt, no timer: what was pending waits for the reset on the way out.
+            return self.magic_at;
+        }
         self.apply_late_isr(env, Some(now));
         if let Some(d) = self.deadline {
             if now >= d {
@@ -1256,6 +1376,11 @@ impl Device {
             "faults": self.faults.injected,
             "irq_retriggers": c.irq_retriggers,
             "soft_resets": c.soft_resets,
+            "power_state": self.cfg.power_state(),
+            "pm_d3_entries": c.pm_d3_entries,
+            "pm_resets": c.pm_resets,
+            "wol_wake": c.wol_wake,
+            "pme": c.pme,
             "mmio_reads": c.mmio_reads.values().sum::<u64>(),
             "mmio_writes": c.mmio_writes.values().sum::<u64>(),
             "mmio_reads_by_reg": by_reg(&c.mmio_reads),

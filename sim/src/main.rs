@@ -231,7 +231,7 @@ impl ServerBackend for Backend {
         let Model { dev, io } = &mut *m;
         match region {
             VFIO_PCI_CONFIG_REGION_INDEX => {
-                dev.cfg.write(offset as usize, data);
+                dev.config_write(io, offset as usize, data);
                 io.msi_enabled = dev.cfg.msi_enabled();
             }
             VFIO_PCI_BAR0_REGION_INDEX => {
@@ -392,6 +392,7 @@ fn control_file(path: &Path, m: &mut Model) {
         "link up" => dev.set_link(io, true),
         "link down" => dev.set_link(io, false),
         "dump rx" => eprint!("{}", dev.dump_rx(io)),
+        "wake magic" => dev.wake_magic(),
         other => match Fault::from_command(other) {
             Some(f) => dev.inject(io, f),
             None => {

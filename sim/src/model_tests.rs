@@ -853,3 +853,105 @@ fn mdio_stuck_never_completes_until_mdio_ok() {
     d.inject(&mut e, Fault::MdioOk);
     assert_ne!(mdio_read(&mut d, &mut e, 1), 0xffff);
 }
+
+/// PMCSR power state write (the PCI core's `pci_set_power_state`), PME_En as given.
+fn set_power_state(d: &mut Device, e: &mut TestEnv, state: u8, pme_en: bool) {
+    let pmcsr = u16::from(state) | if pme_en { 1 << 8 } else { 0 };
+    d.config_write(e, 0x44, &pmcsr.to_le_bytes());
+}
+
+#[test]
+fn d3hot_hides_the_registers_and_d0_resets_them() {
+    let (mut d, mut e) = up(Personality::Mikrotik);
+    post_rfds(&mut d, &mut e, 0, 8);
+    w32(&mut d, &mut e, regs::MAC_STA_ADDR::OFFSET, 0x0102_0304);
+    set_power_state(&mut d, &mut e, 3, false);
+    assert!(d.asleep());
+    assert_eq!(d.counters.pm_d3_entries, 1);
+    // Memory space does not answer in D3hot, and the driver is told off for trying.
+    assert_eq!(r32(&mut d, &mut e, regs::MAC_CTRL::OFFSET), u32::MAX);
+    w32(&mut d, &mut e, regs::IMR::OFFSET, 0);
+    assert_eq!(d.counters.protocol_errors.get("mmio_in_d3"), Some(&2));
+    // No DMA: a frame from the wire is not received.
+    d.receive(&mut e, &frame(MAC, 100));
+    assert_eq!(d.counters.rx_frames[0], 0);
+    assert_eq!(d.counters.rx_filtered, 1);
+    set_power_state(&mut d, &mut e, 0, false);
+    assert!(!d.asleep());
+    assert_eq!(d.counters.pm_resets, 1);
+    // Every register at its power-on value: the MAC and queues off, the station address the
+    // card came with, the counters kept.
+    assert_eq!(r32(&mut d, &mut e, regs::MAC_CTRL::OFFSET), 0);
+    assert_eq!(r32(&mut d, &mut e, regs::RXQ_CTRL::OFFSET), 0);
+    assert_eq!(r32(&mut d, &mut e, regs::IMR::OFFSET), 0);
+    assert_eq!(d.mac(), MAC);
+    assert_eq!(d.counters.protocol_errors.get("mmio_in_d3"), Some(&2));
+}
+
+/// What `atl1c_power_saving` leaves with WoL `g`: the receiver on with broadcast, and
+/// `WOL_CTRL` `MAGIC_EN | MAGIC_PME_EN`.
+fn arm_magic(d: &mut Device, e: &mut TestEnv) {
+    let mac = regs::MAC_CTRL::default()
+        .with_bit(regs::MAC_CTRL::RX_EN, true)
+        .with_bit(regs::MAC_CTRL::BC_EN, true);
+    w32(d, e, regs::MAC_CTRL::OFFSET, mac.raw());
+    let wol = regs::WOL_CTRL::default()
+        .with_bit(regs::WOL_CTRL::MAGIC_EN, true)
+        .with_bit(regs::WOL_CTRL::MAGIC_PME_EN, true);
+    w32(d, e, regs::WOL_CTRL::OFFSET, wol.raw());
+}
+
+#[test]
+fn a_magic_packet_wakes_an_armed_card_in_d3hot() {
+    let (mut d, mut e) = up(Personality::Ar8151);
+    arm_magic(&mut d, &mut e);
+    d.wake_magic();
+    set_power_state(&mut d, &mut e, 3, true);
+    // Not for us: another address's magic packet, and an ordinary frame.
+    d.receive(&mut e, &net::magic_packet(&[2, 0, 0, 0, 0, 1]));
+    d.receive(&mut e, &frame(MAC, 100));
+    assert_eq!(d.counters.wol_wake, 0);
+    // The one `wake magic` asked for comes 100 ms after D3hot.
+    e.now += Duration::from_millis(50);
+    d.tick(&mut e);
+    assert_eq!(d.counters.wol_wake, 0);
+    e.now += Duration::from_millis(60);
+    d.tick(&mut e);
+    assert_eq!(d.counters.wol_wake, 1);
+    assert_eq!(d.counters.pme, 1);
+    let mut pmcsr = [0u8; 2];
+    d.cfg.read(0x44, &mut pmcsr);
+    assert_ne!(u16::from_le_bytes(pmcsr) & 0x8000, 0, "PME_Status");
+    // PME_Status is write-one-to-clear.
+    d.config_write(&mut e, 0x44, &0x8103u16.to_le_bytes());
+    d.cfg.read(0x44, &mut pmcsr);
+    assert_eq!(u16::from_le_bytes(pmcsr), 0x0103);
+    assert_eq!(d.counters.rx_frames[0], 0);
+}
+
+#[test]
+fn nothing_wakes_a_card_without_wol() {
+    let (mut d, mut e) = up(Personality::Mikrotik);
+    d.wake_magic();
+    set_power_state(&mut d, &mut e, 3, true);
+    e.now += Duration::from_millis(200);
+    d.tick(&mut e);
+    assert_eq!(d.counters.wol_wake, 0);
+    assert_eq!(d.counters.pme, 0);
+    // The packet came, and was not received.
+    assert_eq!(d.counters.rx_filtered, 1);
+}
+
+#[test]
+fn magic_packets_are_recognised_anywhere_after_the_header() {
+    let mac = [0x00, 0x13, 0x74, 0x00, 0x5c, 0x38];
+    let m = net::magic_packet(&mac);
+    assert!(net::is_magic_packet(&m, &mac));
+    assert!(!net::is_magic_packet(&m, &[0, 0x13, 0x74, 0, 0x5c, 0x39]));
+    // Inside a UDP datagram (ether-wake -i, wakeonlan): 42 bytes of headers first.
+    let mut udp = frame([0xff; 6], 42);
+    udp.extend_from_slice(&m[14..]);
+    assert!(net::is_magic_packet(&udp, &mac));
+    // Cut short.
+    assert!(!net::is_magic_packet(&m[..m.len() - 1], &mac));
+}

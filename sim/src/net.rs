@@ -257,6 +257,32 @@ pub fn tso(frame: &[u8], tcp: usize, mss: usize) -> Option<Vec<Vec<u8>>> {
     Some(out)
 }
 
+/// A Wake-on-LAN magic packet for `mac`, as `ether-wake` sends it: broadcast, EtherType
+/// 0x0842, six bytes of 0xff and `mac` sixteen times.
+pub fn magic_packet(mac: &[u8; 6]) -> Vec<u8> {
+    let mut f = vec![0xff; 6];
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0xfe]);
+    f.extend_from_slice(&0x0842u16.to_be_bytes());
+    f.extend_from_slice(&[0xff; 6]);
+    for _ in 0..16 {
+        f.extend_from_slice(mac);
+    }
+    f
+}
+
+/// Whether `frame` carries a magic packet for `mac`: anywhere after the Ethernet header, six
+/// bytes of 0xff followed by `mac` sixteen times (the card does not look at the EtherType: a
+/// UDP-borne magic packet wakes it too).
+pub fn is_magic_packet(frame: &[u8], mac: &[u8; 6]) -> bool {
+    let body = frame.get(ETH_HLEN..).unwrap_or(&[]);
+    (0..body.len()).any(|i| {
+        let Some(w) = body.get(i..i + 6 + 16 * 6) else {
+            return false;
+        };
+        w[..6] == [0xff; 6] && w[6..].chunks(6).all(|c| c == mac)
+    })
+}
+
 /// A flow hash over addresses and ports, for spreading rx frames over queues.
 pub fn flow_hash(frame: &[u8]) -> u32 {
     let mut h: u32 = 0x811c_9dc5;

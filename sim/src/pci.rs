@@ -13,6 +13,12 @@ const PM_CAP: usize = 0x40;
 const MSI_CAP: usize = 0x48;
 const PCIE_CAP: usize = 0x58;
 
+const PMC_PME_D0: u16 = 1 << 11;
+const PMC_PME_D3HOT: u16 = 1 << 14;
+const PMCSR_STATE: u16 = 0x0003;
+const PMCSR_PME_EN: u16 = 1 << 8;
+const PMCSR_PME_STATUS: u16 = 1 << 15;
+
 /// Configuration space: values plus a per-byte mask of what software may write.
 pub struct ConfigSpace {
     data: [u8; CFG_SIZE],
@@ -38,9 +44,11 @@ impl ConfigSpace {
         c.set16(0x2e, device);
         c.data[0x34] = PM_CAP as u8;
         c.data[0x3d] = 1; // INTA
-                          // PM: version 3, D3hot from D0.
+
+        // PM: version 3, D3hot from D0, PME from D0 and D3hot (wake-on-LAN); PMCSR
+        // No_Soft_Reset clear: D3hot -> D0 resets the function (Device::config_write).
         c.set16(PM_CAP, 0x0001 | ((MSI_CAP as u16) << 8));
-        c.set16(PM_CAP + 2, 0x0003);
+        c.set16(PM_CAP + 2, PMC_PME_D0 | PMC_PME_D3HOT | 0x0003);
         // MSI: 64-bit capable, one vector.
         c.set16(MSI_CAP, 0x0005 | ((PCIE_CAP as u16) << 8));
         c.set16(MSI_CAP + 2, 0x0080);
@@ -54,7 +62,8 @@ impl ConfigSpace {
         c.mask32(0x10, !(BAR0_SIZE - 1)); // BAR0: 32-bit memory, non-prefetchable
         c.data[0x3c] = 0;
         c.wmask[0x3c] = 0xff; // interrupt line
-        c.mask16(PM_CAP + 4, 0x0003); // PMCSR power state
+        c.mask16(PM_CAP + 4, PMCSR_STATE | PMCSR_PME_EN);
+        c.w1c[PM_CAP + 5] = (PMCSR_PME_STATUS >> 8) as u8;
         c.mask16(MSI_CAP + 2, 0x0071); // enable, multiple message enable
         c.mask32(MSI_CAP + 4, 0xffff_fffc);
         c.mask32(MSI_CAP + 8, 0xffff_ffff);
@@ -104,6 +113,22 @@ impl ConfigSpace {
     /// Little-endian 16-bit value at `at`.
     pub fn get16(&self, at: usize) -> u16 {
         u16::from_le_bytes([self.data[at], self.data[at + 1]])
+    }
+
+    /// The function's power state: 0 (D0) to 3 (D3hot), PMCSR bits 1:0.
+    pub fn power_state(&self) -> u8 {
+        (self.get16(PM_CAP + 4) & PMCSR_STATE) as u8
+    }
+
+    /// Signals a wake event: PME_Status set, if the guest enabled PME (PMCSR PME_En).
+    /// Returns whether it was.
+    pub fn pme(&mut self) -> bool {
+        let pmcsr = self.get16(PM_CAP + 4);
+        if pmcsr & PMCSR_PME_EN == 0 {
+            return false;
+        }
+        self.set16(PM_CAP + 4, pmcsr | PMCSR_PME_STATUS);
+        true
     }
 
     /// Whether MSI is enabled by the guest.

@@ -8,7 +8,6 @@ use kernel::prelude::*;
 
 use super::{
     Adapter,
-    QueueStats,
     MAC_STATS,
     RFD_MAX,
     RING_MIN,
@@ -492,7 +491,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
                 pkts.checked_div(bells).unwrap_or(0),
             ]
         });
-        let rx = self.rx_stats.iter().flat_map(|s| {
+        let rx = self.rx.iter().map(|rq| &rq.stats).flat_map(|s| {
             [
                 s.errors.load(Ordering::Relaxed),
                 s.dropped.load(Ordering::Relaxed),
@@ -542,9 +541,9 @@ impl netdev::EthtoolOps for Adapter<'_> {
     }
 
     fn qstats_rx(&self, q: usize) -> netdev::QStatsRx {
-        self.rx_stats
+        self.rx
             .get(q)
-            .map_or_else(Default::default, QueueStats::rx)
+            .map_or_else(Default::default, |rq| rq.stats.rx())
     }
 
     fn qstats_tx(&self, q: usize) -> netdev::QStatsTx {
@@ -557,7 +556,7 @@ impl netdev::EthtoolOps for Adapter<'_> {
         // The queues not in use (after ethtool -L) keep what they counted.
         let n = self.queues();
         let mut rx = netdev::QStatsRx::default();
-        for r in self.rx_stats.iter().skip(n).map(QueueStats::rx) {
+        for r in self.rx.iter().skip(n).map(|rq| rq.stats.rx()) {
             rx.packets += r.packets;
             rx.bytes += r.bytes;
             rx.alloc_fail += r.alloc_fail;

@@ -112,7 +112,7 @@ impl Adapter<'_> {
     /// Feeds DIM the rx totals of the queues in use.
     fn dim_sample(&self) {
         let (mut events, mut packets, mut bytes) = (0u64, 0u64, 0u64);
-        for s in self.rx_stats.iter().take(self.queues()) {
+        for s in self.rx.iter().take(self.queues()).map(|rq| &rq.stats) {
             events += s.completions.load(Ordering::Relaxed);
             packets += s.packets.load(Ordering::Relaxed);
             bytes += s.bytes.load(Ordering::Relaxed);
@@ -134,8 +134,8 @@ impl Adapter<'_> {
             let done = self.rx_poll(dev, napi, index, budget);
             if done < budget && napi.complete_done(done) {
                 self.imr_unmask(self.rx_bits(index));
-                if let Some(s) = self.rx_stats.get(index) {
-                    add_local(&s.completions, 1);
+                if let Some(rq) = self.rx.get(index) {
+                    add_local(&rq.stats.completions, 1);
                 }
                 if self.adaptive_rx.load(Ordering::Relaxed) {
                     self.dim_sample();

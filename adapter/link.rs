@@ -198,24 +198,20 @@ impl Adapter<'_> {
         for _ in 0..self.rx.len() {
             new_rx.push(RxRing::new(self.pdev, rx)?, GFP_KERNEL)?;
         }
-        // Swap under the locks (shared with NAPI: softirqs off); free the old rings after,
-        // outside the atomic section.
-        let mut old_tx = KVec::new();
-        let mut old_rx = KVec::new();
-        old_tx.reserve(self.tx.len(), GFP_KERNEL)?;
-        old_rx.reserve(self.rx.len(), GFP_KERNEL)?;
-        netdev::bh_disabled(|| {
-            for (x, parts) in ends.iter_mut().zip(new_tx.drain_all()) {
-                let _ = old_tx.push(x.replace(parts), GFP_ATOMIC);
-            }
-            for (lock, mut ring) in self.rx.iter().zip(new_rx.drain_all()) {
-                core::mem::swap(&mut *lock.lock(), &mut ring);
-                let _ = old_rx.push(ring, GFP_ATOMIC);
-            }
-            self.rx_count.store(rx, Ordering::Release);
-        });
-        drop(old_tx);
-        drop(old_rx);
+        let mut rx_rings = KVec::with_capacity(self.rx.len(), GFP_KERNEL)?;
+        for rq in &self.rx {
+            rx_rings.push(rq.ring.claim().ok_or(EBUSY)?, GFP_KERNEL)?;
+        }
+        // Every ring is claimed (claims do not wait: with xmit and NAPI stopped, each was
+        // free), so the swap cannot fail half-way.
+        for (x, parts) in ends.iter_mut().zip(new_tx.drain_all()) {
+            drop(x.replace(parts));
+        }
+        for (r, mut ring) in rx_rings.iter_mut().zip(new_rx.drain_all()) {
+            core::mem::swap(&mut **r, &mut ring);
+            drop(ring);
+        }
+        self.rx_count.store(rx, Ordering::Release);
         Ok(())
     }
 

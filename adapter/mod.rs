@@ -68,7 +68,7 @@ use crate::{
 };
 
 use irq::IMR_LIVE;
-use rx::RxRing;
+use rx::RxQueue;
 use tx::TxQueue;
 
 /// TPDs per tx ring by default (the C driver's).
@@ -173,10 +173,10 @@ pub(crate) struct Adapter<'a> {
     rx_buf_len: AtomicU32,
     /// Tx queues, one per hardware queue (no lock: see [`TxQueue`]).
     tx: KVec<TxQueue>,
-    rx: KVec<Pin<KBox<SpinLock<RxRing>>>>,
+    /// Rx queues, one per hardware queue (no lock: see [`RxQueue`]).
+    rx: KVec<RxQueue>,
     /// RFDs per rx ring (`ethtool -G rx`).
     rx_count: AtomicU16,
-    rx_stats: KVec<QueueStats>,
     /// Frames the device reported with a malformed RRD (dropped, never trusted).
     rx_bad_rrd: AtomicU64,
     /// The MAC's clear-on-read statistics, accumulated (`struct atl1c_hw_stats` order).
@@ -241,17 +241,12 @@ impl<'a> Adapter<'a> {
         let dev: &'a Device<Bound> = pdev.as_ref();
         let mut tx = KVec::new();
         let mut rx = KVec::new();
-        let mut rx_stats = KVec::new();
         // The hardware always has the PRI0 and PRI1 TPD rings: give both memory.
         for q in 0..max_queues.max(2) {
             tx.push(TxQueue::new(dev, q, TPD_DEFAULT)?, GFP_KERNEL)?;
         }
         for _ in 0..max_queues {
-            rx.push(
-                KBox::pin_init(new_spinlock!(RxRing::new(dev, RFD_DEFAULT)?), GFP_KERNEL)?,
-                GFP_KERNEL,
-            )?;
-            rx_stats.push(QueueStats::default(), GFP_KERNEL)?;
+            rx.push(RxQueue::new(dev, RFD_DEFAULT)?, GFP_KERNEL)?;
         }
         let mut hw = Hw::new(nic, revision);
         hw.hibernate = false;
@@ -279,7 +274,6 @@ impl<'a> Adapter<'a> {
                 tx,
                 rx,
                 rx_count: AtomicU16::new(RFD_DEFAULT),
-                rx_stats,
                 rx_bad_rrd: AtomicU64::new(0),
                 mac_stats,
                 up: AtomicBool::new(false),
@@ -489,8 +483,8 @@ impl Adapter<'_> {
         let tpds = self.tx.first().map_or(TPD_DEFAULT, |t| t.ring.count());
         io.write(regs::TPD_RING_SIZE(u32::from(tpds)));
         io.write(regs::RX_BASE_ADDR_HI(0));
-        for (q, lock) in self.rx.iter().enumerate() {
-            let r = lock.lock();
+        for (q, rq) in self.rx.iter().enumerate() {
+            let r = rq.ring.claim().ok_or(EBUSY)?;
             // CAST: as above.
             let (rfd, rrd) = r.dma_handles();
             io.write32(queue::RFD_HEAD_ADDR_LO[q], rfd as u32);
@@ -630,7 +624,7 @@ impl Adapter<'_> {
     pub(super) fn load_rings(&self, dev: NetDev<'_>, mtu: u32, pools: KVec<PagePool>) -> Result {
         let io = self.io();
         let mut old: [Option<PagePool>; MAX_RX_RINGS] = [const { None }; MAX_RX_RINGS];
-        // Ring locks are shared with NAPI and xmit: take them with softirqs off.
+        // The pools' lockless caches are NAPI's: fill and free with softirqs off, as NAPI does.
         let r = netdev::bh_disabled(|| -> Result {
             for q in 0..self.tx.len() {
                 self.tx_clean_ring(dev, q);
@@ -724,7 +718,7 @@ impl netdev::NetDevOps for Adapter<'_> {
             s.tx_dropped += q.dropped.load(Ordering::Relaxed);
             s.tx_errors += q.errors.load(Ordering::Relaxed);
         }
-        for q in &self.rx_stats {
+        for q in self.rx.iter().map(|rq| &rq.stats) {
             s.rx_packets += q.packets.load(Ordering::Relaxed);
             s.rx_bytes += q.bytes.load(Ordering::Relaxed);
             s.rx_dropped += q.dropped.load(Ordering::Relaxed);

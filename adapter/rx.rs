@@ -21,7 +21,8 @@ use kernel::{
 
 use super::{
     add_local,
-    Adapter, //
+    Adapter,
+    QueueStats, //
 };
 use crate::{
     hw::{
@@ -30,6 +31,7 @@ use crate::{
     },
     netdev::{
         self,
+        Claim,
         Napi,
         NetDev,
         PagePool,
@@ -45,12 +47,33 @@ use crate::{
     },
 };
 
-/// One rx queue: RFD ring (free buffers), RRD ring (returned frames) and the buffers.
+/// One rx queue: its ring, and the counters of the channel of its index.
+///
+/// While the interface runs, the ring is its NAPI instance's alone: that instance polls and
+/// refills it, with one claim per poll and no lock; open, stop and the ethtool changes reach
+/// it only with the instance disabled. A channel polls the rings `ch`, `ch + n`, ... (`n`
+/// channels in use) and counts their frames in `stats` of queue `ch`.
+pub(super) struct RxQueue {
+    pub(super) ring: Claim<RxRing>,
+    pub(super) stats: QueueStats,
+}
+
+impl RxQueue {
+    /// An empty queue of `count` RFDs and RRDs.
+    pub(super) fn new(dev: &Device<Bound>, count: u16) -> Result<Self> {
+        Ok(Self {
+            ring: Claim::new(RxRing::new(dev, count)?),
+            stats: QueueStats::default(),
+        })
+    }
+}
+
+/// One rx ring: RFD ring (free buffers), RRD ring (returned frames) and the buffers.
 pub(super) struct RxRing {
     rfd: Coherent<[[u8; RFD_SIZE]]>,
     rrd: Coherent<[[u8; RRD_SIZE]]>,
     /// Where the buffers come from while the interface is up (made at open for its MTU,
-    /// destroyed at down, outside the ring's lock: see [`Adapter::rx_take_pool`]).
+    /// destroyed at down, in process context: see [`Adapter::rx_take_pool`]).
     pool: Option<PagePool>,
     bufs: KVec<Option<RxPage>>,
     /// RFD and RRD ring size.
@@ -138,15 +161,14 @@ impl Adapter<'_> {
     /// Gives the card a buffer in every free RFD. Returns whether the ring is full: when its
     /// pool has no page it stops, counts `alloc_fail`, and leaves the rest to the next NAPI
     /// poll (which `rx_poll` then schedules itself: a card without buffers raises no rx
-    /// interrupt). `EINVAL` for a ring without a pool (the interface is down).
+    /// interrupt). `EINVAL` for a ring without a pool (the interface is down), `EBUSY` for one
+    /// that NAPI holds.
     pub(super) fn rx_fill(&self, q: usize) -> Result<bool> {
-        let Some(lock) = self.rx.get(q) else {
-            return Err(EINVAL);
-        };
-        self.fill_ring(&mut lock.lock(), q)
+        let rq = self.rx.get(q).ok_or(EINVAL)?;
+        self.fill_ring(&mut *rq.ring.claim().ok_or(EBUSY)?, q)
     }
 
-    /// [`Self::rx_fill`] on ring `q`, already locked.
+    /// [`Self::rx_fill`] on ring `q`, already claimed.
     fn fill_ring(&self, r: &mut RxRing, q: usize) -> Result<bool> {
         if r.pool.is_none() {
             return Err(EINVAL);
@@ -186,8 +208,8 @@ impl Adapter<'_> {
             self.io().write32(queue::RFD_PROD_IDX[q], u32::from(ntu));
         }
         if r.refill_failed {
-            if let Some(s) = self.rx_stats.get(self.rx_channel(q)) {
-                s.alloc_fail.fetch_add(1, Ordering::Relaxed);
+            if let Some(rq) = self.rx.get(self.rx_channel(q)) {
+                rq.stats.alloc_fail.fetch_add(1, Ordering::Relaxed);
             }
         }
         Ok(!r.refill_failed)
@@ -204,25 +226,28 @@ impl Adapter<'_> {
         Ok(pools)
     }
 
-    /// Gives ring `q` its pool (softirqs off: the ring's lock is NAPI's). Returns the pool it
-    /// had, if any, for the caller to drop outside the lock.
+    /// Gives ring `q` its pool (NAPI disabled). Returns a pool for the caller to drop in
+    /// process context (destroying one may sleep): the one the ring had, if any, or `pool`
+    /// itself if the ring is claimed, and then the fill that follows fails.
     pub(super) fn rx_install_pool(&self, q: usize, pool: PagePool) -> Option<PagePool> {
-        let lock = self.rx.get(q)?;
-        lock.lock().pool.replace(pool)
+        match self.rx.get(q).and_then(|rq| rq.ring.claim()) {
+            Some(mut r) => r.pool.replace(pool),
+            None => Some(pool),
+        }
     }
 
-    /// Takes ring `q`'s pool, after [`Self::rx_clean_ring`] gave its buffers back (softirqs
-    /// off). The caller drops it in process context, outside the lock: destroying a pool may
-    /// sleep.
+    /// Takes ring `q`'s pool, after [`Self::rx_clean_ring`] gave its buffers back (NAPI
+    /// disabled). The caller drops it in process context: destroying a pool may sleep.
     pub(super) fn rx_take_pool(&self, q: usize) -> Option<PagePool> {
-        self.rx.get(q)?.lock().pool.take()
+        self.rx.get(q)?.ring.claim()?.pool.take()
     }
 
-    /// How many buffers rx queue `q` has given the card.
+    /// How many buffers rx queue `q` has given the card (0 while NAPI holds it).
     pub(super) fn rx_posted(&self, q: usize) -> usize {
         self.rx
             .get(q)
-            .map_or(0, |l| l.lock().bufs.iter().filter(|b| b.is_some()).count())
+            .and_then(|rq| rq.ring.claim())
+            .map_or(0, |r| r.bufs.iter().filter(|b| b.is_some()).count())
     }
 
     /// Counts the frames the card returned that NAPI never took (the MAC is stopped, NAPI
@@ -230,11 +255,13 @@ impl Adapter<'_> {
     /// frame the card delivered is counted once. Bounded by the ring: the RRDs are the
     /// device's to write.
     pub(super) fn rx_count_unpolled(&self, q: usize) {
-        let (Some(lock), Some(stats)) = (self.rx.get(q), self.rx_stats.get(self.rx_channel(q)))
-        else {
+        let (Some(rq), Some(ch)) = (self.rx.get(q), self.rx.get(self.rx_channel(q))) else {
             return;
         };
-        let r = lock.lock();
+        let Some(r) = rq.ring.claim() else {
+            return;
+        };
+        let stats = &ch.stats;
         let ring = r.ring;
         let mut i = r.rrd_next_to_clean;
         let mut n = 0u64;
@@ -250,11 +277,11 @@ impl Adapter<'_> {
         }
     }
 
+    /// Gives ring `q`'s buffers back to its pool and resets its indices (NAPI disabled).
     pub(super) fn rx_clean_ring(&self, q: usize) {
-        let Some(lock) = self.rx.get(q) else {
+        let Some(mut r) = self.rx.get(q).and_then(|rq| rq.ring.claim()) else {
             return;
         };
-        let mut r = lock.lock();
         // Back to the pool (its ring, then the page allocator when the pool goes).
         for slot in r.bufs.iter_mut() {
             drop(slot.take());
@@ -309,17 +336,21 @@ impl Adapter<'_> {
         q: usize,
         budget: i32,
     ) -> i32 {
-        let (Some(lock), Some(st)) = (self.rx.get(q), self.rx_stats.get(ch)) else {
+        let (Some(rq), Some(chq)) = (self.rx.get(q), self.rx.get(ch)) else {
             return 0;
         };
+        let st = &chq.stats;
         let mt = self.nic == NicType::Mt;
         let csum = self.rx_csum.load(Ordering::Relaxed);
         let mut done = 0;
         // Counted per poll, not per frame: one atomic add each at the end.
         let (mut packets, mut bytes, mut csum_ok) = (0u64, 0u64, 0u64);
         // NAPI is the ring's only user while the interface runs (open, stop and resize disable
-        // it first): the lock is taken once per poll, not per frame.
-        let mut r = lock.lock();
+        // it first): one claim per poll, not per frame, and it never fails here. Were that
+        // serialisation broken, the poll takes nothing rather than race.
+        let Some(mut r) = rq.ring.claim() else {
+            return 0;
+        };
         let short = r.refill_failed;
         let ring = r.ring;
         let count = ring.count();

@@ -52,6 +52,7 @@ mod bindings {
 
 use bindings as nb;
 
+mod claim;
 mod device;
 mod dma;
 mod ethtool;
@@ -61,6 +62,7 @@ mod page_pool;
 mod registration;
 mod skb;
 mod spsc;
+pub(crate) use claim::*;
 pub(crate) use device::*;
 pub(crate) use dma::*;
 pub(crate) use ethtool::*;

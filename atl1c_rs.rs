@@ -235,10 +235,40 @@ impl pci::Driver for Atl1cDriver {
     }
 }
 
-kernel::module_pci_driver! {
+impl netdev::PciPm for Atl1cDriver {
+    fn suspend<'bound>(
+        _pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&Self::Data<'bound>>,
+    ) -> Result {
+        let a = this.net.data();
+        this.net.with_rtnl(|dev, running| a.suspend(dev, running));
+        // No interrupt handler runs past this point on the sleeping card.
+        this.net.synchronize_irq();
+        Ok(())
+    }
+
+    fn resume<'bound>(
+        _pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&Self::Data<'bound>>,
+    ) -> Result {
+        let a = this.net.data();
+        this.net.with_rtnl(|dev, running| a.resume(dev, running))
+    }
+
+    fn shutdown<'bound>(pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
+        let _ = Self::suspend(pdev, this);
+    }
+
+    fn wake_armed(this: Pin<&Self::Data<'_>>) -> bool {
+        this.net.data().wake_armed()
+    }
+}
+
+// `module_pci_driver!` with the registration that carries system sleep and shutdown.
+kernel::module_driver!(<T>, netdev::PmAdapter<T>, {
     type: Atl1cDriver,
     name: "atl1c_rs",
     authors: ["atl1c_rs developers"],
     description: "Atheros AR8151 (atl1c) and Mikrotik 10/25G Ethernet driver",
     license: "GPL v2",
-}
+});

@@ -446,6 +446,11 @@ impl Hw {
         self.set_aspm_with(io, speed, self.aspm_l0s, self.aspm_l1);
     }
 
+    /// `atl1c_disable_l0s_l1`: ASPM off whatever the chip supports (before system sleep).
+    pub(crate) fn disable_l0s_l1(&self, io: &impl RegIo) {
+        self.set_aspm_with(io, 0, false, false);
+    }
+
     fn set_aspm_with(&self, io: &impl RegIo, speed: u32, l0s: bool, l1: bool) {
         use regs::PM_CTRL as P;
         let fast = speed == 1000 || speed == 100;

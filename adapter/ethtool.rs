@@ -180,7 +180,7 @@ const MAC_EXTRA: [usize; MAC_EXTRA_LEN] = {
 
 impl Adapter<'_> {
     /// The MAC counters, accumulated (reading them clears the hardware's).
-    fn mac_counters(&self) -> [u64; MAC_STATS] {
+    pub(super) fn mac_counters(&self) -> [u64; MAC_STATS] {
         let all: [usize; MAC_STATS] = core::array::from_fn(|i| i);
         self.mac_counters_of(&all)
     }
@@ -191,7 +191,7 @@ impl Adapter<'_> {
         let io = self.io();
         netdev::bh_disabled(|| {
             let mut acc = self.mac_stats.lock();
-            if self.gone.load(Ordering::Relaxed) {
+            if self.gone.load(Ordering::Relaxed) || self.asleep() {
                 return *acc;
             }
             let mut now = [0u32; MAC_STATS];

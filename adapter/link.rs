@@ -218,6 +218,10 @@ impl Adapter<'_> {
     /// The task (process context, RTNL held): a card that is gone, a reset asked for by the
     /// interrupt or a tx timeout, a link change.
     pub(super) fn link_task(&self, dev: NetDev<'_>) {
+        if self.asleep() {
+            // Queued before the suspend took RTNL; resume sets the card up from scratch.
+            return;
+        }
         if self.card_gone() {
             // Surprise removal: the stack is kept out and the rings are released; nothing is
             // asked of the card again. `ip link set down` and rmmod complete at once.

@@ -12,6 +12,7 @@
 mod ethtool;
 mod irq;
 mod link;
+mod power;
 mod rx;
 mod tx;
 
@@ -193,6 +194,8 @@ pub(crate) struct Adapter<'a> {
     /// The card reads all-ones where it cannot: it is gone (surprise removal); nothing is
     /// asked of it any more.
     gone: AtomicBool,
+    /// System sleep: the card is in (or on its way to) D3hot; see [`Self::asleep`].
+    suspended: AtomicBool,
     napi: netdev::NapiSet,
     rx_csum: AtomicBool,
     /// The MAC strips VLAN tags into the RRD (`NETIF_F_HW_VLAN_CTAG_RX`) and inserts them
@@ -282,6 +285,7 @@ impl<'a> Adapter<'a> {
                 hw_errors: AtomicU64::new(0),
                 resets: AtomicU64::new(0),
                 gone: AtomicBool::new(false),
+                suspended: AtomicBool::new(false),
                 napi: netdev::NapiSet::new()?,
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
                 vlan_strip: AtomicBool::new(true),
@@ -388,15 +392,8 @@ impl Adapter<'_> {
     /// Probe-time hardware setup: PCIe quirks, PHY and MAC reset, PHY init; returns the
     /// station address the card holds, if valid.
     pub(crate) fn probe_hw(&self) -> Result<Option<[u8; 6]>> {
-        let io = self.io();
-        // Until the first link up the PHY may hibernate: slow MDIO clock (L1D2/L2CB2).
-        let mut hw = self.hw.clone();
-        hw.hibernate = true;
-        hw.reset_pcie(&io, true);
-        hw.phy_reset(&io).map_err(|_| EIO)?;
-        hw.reset_mac(&io).map_err(|_| EIO)?;
-        hw.phy_init(&io).map_err(|_| EIO)?;
-        let mac = hw.read_mac_addr(&io);
+        self.init_card()?;
+        let mac = self.hw.read_mac_addr(&self.io());
         if let Some(m) = mac {
             let v = m.iter().fold(0u64, |v, &b| (v << 8) | u64::from(b));
             self.perm_mac.store(v | PERM_MAC_VALID, Ordering::Relaxed);
@@ -420,6 +417,20 @@ impl Adapter<'_> {
         }
         // Nothing to wake on: no MDIO access, so no error (the link is down once closed).
         let _ = self.hw.power_saving(&self.io(), hw::Wake::NONE, None);
+    }
+
+    /// PCIe quirks, PHY and MAC reset, PHY init: what probe and resume do before the
+    /// interface may open.
+    fn init_card(&self) -> Result {
+        let io = self.io();
+        // Until the first link up the PHY may hibernate: slow MDIO clock (L1D2/L2CB2).
+        let mut hw = self.hw.clone();
+        hw.hibernate = true;
+        hw.reset_pcie(&io, true);
+        hw.phy_reset(&io).map_err(|_| EIO)?;
+        hw.reset_mac(&io).map_err(|_| EIO)?;
+        hw.phy_init(&io).map_err(|_| EIO)?;
+        Ok(())
     }
 
     /// Masks every interrupt (unbind).

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! System sleep and shutdown (`atl1c_suspend`, `atl1c_resume`, `atl1c_shutdown`): the
+//! interface stopped and detached, the card set to wake on what `ethtool -s wol` chose, and
+//! brought back after the PCI core restored it.
+
+use core::sync::atomic::Ordering;
+
+use kernel::prelude::*;
+
+use super::Adapter;
+use crate::{
+    hw::{
+        self,
+        RegIo, //
+    },
+    netdev::{
+        self,
+        netdev_err,
+        NetDev, //
+    },
+    regs,
+};
+
+/// `WAKE_PHY`, `WAKE_MAGIC` (`include/uapi/linux/ethtool.h`).
+const WAKE_PHY: u32 = 1 << 0;
+const WAKE_MAGIC: u32 = 1 << 5;
+
+impl Adapter<'_> {
+    /// The wake events armed with `ethtool -s wol`.
+    fn wake(&self) -> hw::Wake {
+        let wol = self.wol.load(Ordering::Relaxed);
+        hw::Wake {
+            magic: wol & WAKE_MAGIC != 0,
+            link_change: wol & WAKE_PHY != 0,
+        }
+    }
+
+    /// Whether the card is to wake the host (`pci_wake_from_d3` at power-off).
+    pub(crate) fn wake_armed(&self) -> bool {
+        self.wake() != hw::Wake::NONE
+    }
+
+    /// Whether the card is asleep ([`Self::suspend`] ran, [`Self::resume`] has not): nothing
+    /// reaches its registers, which in D3hot read all-ones.
+    pub(super) fn asleep(&self) -> bool {
+        self.suspended.load(Ordering::Acquire)
+    }
+
+    /// `atl1c_suspend`, under RTNL (`running`: the interface is up): the interface stopped
+    /// (`atl1c_down`) and detached, the MAC's counters read into the totals (the card loses
+    /// them in D3hot), then the card set for sleep: the PHY powered down, or kept up with the
+    /// receiver on for the wake events armed.
+    pub(crate) fn suspend(&self, dev: NetDev<'_>, running: bool) {
+        let link = netdev::bh_disabled(|| *self.link.lock());
+        let io = self.io();
+        if !self.gone.load(Ordering::Relaxed) {
+            self.hw.disable_l0s_l1(&io);
+        }
+        if running {
+            self.down(dev);
+        }
+        dev.detach();
+        if self.gone.load(Ordering::Relaxed) {
+            self.suspended.store(true, Ordering::Release);
+            return;
+        }
+        let _ = self.mac_counters();
+        // From here the task and the counters leave the card alone: a task queued behind
+        // RTNL finds it asleep.
+        self.suspended.store(true, Ordering::Release);
+        let wake = self.wake();
+        if self.hw.power_saving(&io, wake, link).is_err() && self.msg(netdev::msg::HW) {
+            netdev_err!(dev, "the PHY did not answer while arming wake-up\n");
+        }
+    }
+
+    /// `atl1c_resume`, under RTNL: wake-up disarmed, the card set up again as at probe (it may
+    /// have lost every register in D3hot), the interface opened if it was up, then attached
+    /// (the stack's queues wake on a running datapath, as in igb's resume). An open that fails
+    /// leaves the interface detached and down, as a failed reset does: `ip link set down` and
+    /// `up` retry.
+    pub(crate) fn resume(&self, dev: NetDev<'_>, running: bool) -> Result {
+        self.suspended.store(false, Ordering::Release);
+        if self.gone.load(Ordering::Relaxed) || self.card_gone() {
+            return Err(ENODEV);
+        }
+        // What was pending when it went to sleep is moot: the card starts from scratch.
+        self.reset_pending.store(false, Ordering::Relaxed);
+        self.link_event.store(false, Ordering::Relaxed);
+        self.io().write(regs::WOL_CTRL(0));
+        self.init_card()?;
+        if running {
+            if let Err(e) = self.open_hw(dev) {
+                netdev_err!(dev, "open after resume failed: {e:?}\n");
+                return Err(e);
+            }
+        }
+        dev.attach();
+        Ok(())
+    }
+}

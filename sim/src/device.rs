@@ -125,8 +125,10 @@ pub struct Counters {
     /// power-on value (No_Soft_Reset is clear).
     pub pm_resets: u64,
     /// Wake events: magic packets for the station address that reached the card in D3hot
-    /// with `WOL_CTRL` `MAGIC_EN` armed.
-    pub wol_wake: u64,
+    /// with `WOL_CTRL` `MAGIC_EN` armed...
+    pub wol_wake_magic: u64,
+    /// ... and links that came up there with `LINK_CHG_EN` armed.
+    pub wol_wake_link: u64,
     /// Of those, the ones that set PME_Status (PME_En set by the PCI core).
     pub pme: u64,
 }
@@ -229,8 +231,18 @@ fn known(off: u32) -> bool {
     KNOWN.iter().any(|&(a, b)| (a..=b).contains(&off))
 }
 
-/// How long after the card enters D3hot the magic packet of SIM_CONTROL `wake magic` comes.
-const MAGIC_AFTER_D3: Duration = Duration::from_millis(100);
+/// What SIM_CONTROL arms for the card's next stay in D3hot (`wake magic`, `wake link`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stimulus {
+    /// A magic packet for the station address from the wire.
+    Magic,
+    /// The cable out, and back in.
+    LinkDown,
+    LinkUp,
+}
+
+/// How long after the card enters D3hot the first stimulus comes, and between the next ones.
+const STIMULUS_STEP: Duration = Duration::from_millis(100);
 
 /// The device model.
 pub struct Device {
@@ -273,11 +285,11 @@ pub struct Device {
     /// The station address the card powers up with (what the EEPROM or firmware loads into
     /// `MAC_STA_ADDR`).
     perm_mac: [u8; 6],
-    /// SIM_CONTROL `wake magic`: a magic packet for the station address is to arrive from the
-    /// wire once the card is in D3hot ([`MAGIC_AFTER_D3`] after it enters it)...
-    magic_on_d3: bool,
-    /// ... at this time, as if the peer sent one.
-    magic_at: Option<Duration>,
+    /// What SIM_CONTROL `wake magic` / `wake link` armed for the card's next stay in D3hot
+    /// (the guest, its peer with it, is frozen then)...
+    wake_on_d3: Vec<Stimulus>,
+    /// ... and when each comes once it is there, [`STIMULUS_STEP`] apart.
+    wake_at: VecDeque<(Duration, Stimulus)>,
     /// Exported counters.
     pub counters: Counters,
 }
@@ -332,8 +344,8 @@ impl Device {
                 Personality::Ar8151 => Some(Box::new(eeprom_image(pers.device_id(), mac))),
             },
             perm_mac: mac,
-            magic_on_d3: false,
-            magic_at: None,
+            wake_on_d3: Vec::new(),
+            wake_at: VecDeque::new(),
             counters: Counters::default(),
         };
         let (lo, hi) = regs::mac_to_regs(mac);
@@ -362,9 +374,9 @@ impl Device {
             (Some(d), Some(&(a, _, _))) => Some(d.min(a)),
             (d, a) => d.or(a.map(|&(t, _, _)| t)),
         };
-        match (d, self.magic_at) {
-            (Some(d), Some(m)) => Some(d.min(m)),
-            (d, m) => d.or(m),
+        match (d, self.wake_at.front()) {
+            (Some(d), Some(&(w, _))) => Some(d.min(w)),
+            (d, w) => d.or(w.map(|&(t, _)| t)),
         }
     }
 
@@ -378,8 +390,10 @@ impl Device {
         let after = self.cfg.power_state();
         if before == 0 && after == 3 {
             self.counters.pm_d3_entries += 1;
-            if std::mem::take(&mut self.magic_on_d3) {
-                self.magic_at = Some(env.now() + MAGIC_AFTER_D3);
+            let mut at = env.now();
+            for s in std::mem::take(&mut self.wake_on_d3) {
+                at += STIMULUS_STEP;
+                self.wake_at.push_back((at, s));
             }
         } else if before == 3 && after == 0 {
             self.power_on_reset();
@@ -401,17 +415,23 @@ impl Device {
         self.counters.pm_resets += 1;
         self.faults = old.faults;
         self.eeprom = old.eeprom;
-        self.magic_on_d3 = old.magic_on_d3;
-        self.magic_at = old.magic_at;
+        self.wake_on_d3 = old.wake_on_d3;
+        self.wake_at = old.wake_at;
         self.link = old.link;
         self.phy = Phy::new(old.link);
     }
 
     /// SIM_CONTROL `wake magic`: a magic packet for the station address arrives from the wire
-    /// [`MAGIC_AFTER_D3`] after the card next enters D3hot (the guest, its peer with it, is
-    /// frozen then).
+    /// [`STIMULUS_STEP`] after the card next enters D3hot.
     pub fn wake_magic(&mut self) {
-        self.magic_on_d3 = true;
+        self.wake_on_d3.push(Stimulus::Magic);
+    }
+
+    /// SIM_CONTROL `wake link`: the cable goes out [`STIMULUS_STEP`] after the card next
+    /// enters D3hot, and back in one step later.
+    pub fn wake_link(&mut self) {
+        self.wake_on_d3
+            .extend([Stimulus::LinkDown, Stimulus::LinkUp]);
     }
 
     fn get(&self, off: usize) -> u32 {
@@ -820,6 +840,10 @@ impl Device {
             return;
         }
         self.link = up;
+        if self.asleep() {
+            self.link_change_asleep(up);
+            return;
+        }
         let raise = if self.mikrotik() {
             true
         } else if self.phy_down {
@@ -831,6 +855,26 @@ impl Device {
         if raise {
             self.isr |= regs::ISR::GPHY.mask();
             self.update_irq(env);
+        }
+    }
+
+    /// The cable moved while the card is in D3hot: no interrupt. A PHY with power sees it
+    /// (the AR8151's powers down without wake-up armed), and the link coming up is a wake event
+    /// with `WOL_CTRL` `LINK_CHG_EN` (`atl1c_power_saving` enables only the PHY's link-up
+    /// interrupt): `LNKCHG_ST` set, and PME_Status with `LINK_CHG_PME_EN` and PME_En.
+    fn link_change_asleep(&mut self, up: bool) {
+        use regs::WOL_CTRL as W;
+        if !self.mikrotik() && !self.phy_down {
+            let _ = self.phy.set_link(up);
+        }
+        let wol = self.reg::<W>();
+        if !up || !self.wire_up() || !wol.bit(W::LINK_CHG_EN) {
+            return;
+        }
+        self.counters.wol_wake_link += 1;
+        self.set(W::OFFSET, wol.with_bit(W::LNKCHG_ST, true).raw());
+        if wol.bit(W::LINK_CHG_PME_EN) && self.cfg.pme() {
+            self.counters.pme += 1;
         }
     }
 
@@ -1039,7 +1083,7 @@ impl Device {
         if !armed || !net::is_magic_packet(frame, &self.mac()) {
             return;
         }
-        self.counters.wol_wake += 1;
+        self.counters.wol_wake_magic += 1;
         self.set(W::OFFSET, wol.with_bit(W::MAGIC_ST, true).raw());
         if wol.bit(W::MAGIC_PME_EN) && self.cfg.pme() {
             self.counters.pme += 1;
@@ -1318,14 +1362,20 @@ impl Device {
             return None;
         }
         let now = env.now();
-        if self.magic_at.is_some_and(|t| now >= t) {
-            self.magic_at = None;
-            let frame = net::magic_packet(&self.mac());
-            self.receive(env, &frame);
+        while let Some(&(_, s)) = self.wake_at.front().filter(|&&(t, _)| now >= t) {
+            self.wake_at.pop_front();
+            match s {
+                Stimulus::Magic => {
+                    let frame = net::magic_packet(&self.mac());
+                    self.receive(env, &frame);
+                }
+                Stimulus::LinkDown => self.set_link(env, false),
+                Stimulus::LinkUp => self.set_link(env, true),
+            }
         }
         if self.asleep() {
             // No interrupt, no timer: what was pending waits for the reset on the way out.
-            return self.magic_at;
+            return self.wake_at.front().map(|&(t, _)| t);
         }
         self.apply_late_isr(env, Some(now));
         if let Some(d) = self.deadline {
@@ -1376,11 +1426,6 @@ impl Device {
             "faults": self.faults.injected,
             "irq_retriggers": c.irq_retriggers,
             "soft_resets": c.soft_resets,
-            "power_state": self.cfg.power_state(),
-            "pm_d3_entries": c.pm_d3_entries,
-            "pm_resets": c.pm_resets,
-            "wol_wake": c.wol_wake,
-            "pme": c.pme,
             "mmio_reads": c.mmio_reads.values().sum::<u64>(),
             "mmio_writes": c.mmio_writes.values().sum::<u64>(),
             "mmio_reads_by_reg": by_reg(&c.mmio_reads),
@@ -1414,6 +1459,20 @@ impl Device {
             "protocol_errors": c.protocol_errors,
             "rings": self.rings_json(),
             "state": self.state_json(),
+            "pm": self.pm_json(),
+        })
+    }
+
+    /// Power management and wake-up (see Documentation/sim.rst).
+    fn pm_json(&self) -> serde_json::Value {
+        let c = &self.counters;
+        serde_json::json!({
+            "power_state": self.cfg.power_state(),
+            "d3_entries": c.pm_d3_entries,
+            "resets": c.pm_resets,
+            "wol_wake": c.wol_wake_magic + c.wol_wake_link,
+            "wol_wake_by": {"magic": c.wol_wake_magic, "link_change": c.wol_wake_link},
+            "pme": c.pme,
         })
     }
 

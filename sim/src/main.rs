@@ -393,6 +393,7 @@ fn control_file(path: &Path, m: &mut Model) {
         "link down" => dev.set_link(io, false),
         "dump rx" => eprint!("{}", dev.dump_rx(io)),
         "wake magic" => dev.wake_magic(),
+        "wake link" => dev.wake_link(),
         other => match Fault::from_command(other) {
             Some(f) => dev.inject(io, f),
             None => {

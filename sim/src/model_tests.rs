@@ -910,14 +910,14 @@ fn a_magic_packet_wakes_an_armed_card_in_d3hot() {
     // Not for us: another address's magic packet, and an ordinary frame.
     d.receive(&mut e, &net::magic_packet(&[2, 0, 0, 0, 0, 1]));
     d.receive(&mut e, &frame(MAC, 100));
-    assert_eq!(d.counters.wol_wake, 0);
+    assert_eq!(d.counters.wol_wake_magic, 0);
     // The one `wake magic` asked for comes 100 ms after D3hot.
     e.now += Duration::from_millis(50);
     d.tick(&mut e);
-    assert_eq!(d.counters.wol_wake, 0);
+    assert_eq!(d.counters.wol_wake_magic, 0);
     e.now += Duration::from_millis(60);
     d.tick(&mut e);
-    assert_eq!(d.counters.wol_wake, 1);
+    assert_eq!(d.counters.wol_wake_magic, 1);
     assert_eq!(d.counters.pme, 1);
     let mut pmcsr = [0u8; 2];
     d.cfg.read(0x44, &mut pmcsr);
@@ -936,7 +936,7 @@ fn nothing_wakes_a_card_without_wol() {
     set_power_state(&mut d, &mut e, 3, true);
     e.now += Duration::from_millis(200);
     d.tick(&mut e);
-    assert_eq!(d.counters.wol_wake, 0);
+    assert_eq!(d.counters.wol_wake_magic, 0);
     assert_eq!(d.counters.pme, 0);
     // The packet came, and was not received.
     assert_eq!(d.counters.rx_filtered, 1);
@@ -954,4 +954,32 @@ fn magic_packets_are_recognised_anywhere_after_the_header() {
     assert!(net::is_magic_packet(&udp, &mac));
     // Cut short.
     assert!(!net::is_magic_packet(&m[..m.len() - 1], &mac));
+}
+
+#[test]
+fn a_link_coming_up_wakes_a_card_armed_for_it() {
+    for armed in [false, true] {
+        let (mut d, mut e) = up(Personality::Ar8151);
+        if armed {
+            let wol = regs::WOL_CTRL::default()
+                .with_bit(regs::WOL_CTRL::LINK_CHG_EN, true)
+                .with_bit(regs::WOL_CTRL::LINK_CHG_PME_EN, true);
+            w32(&mut d, &mut e, regs::WOL_CTRL::OFFSET, wol.raw());
+        }
+        let irqs = e.irqs;
+        d.wake_link();
+        set_power_state(&mut d, &mut e, 3, true);
+        e.now += Duration::from_millis(100);
+        d.tick(&mut e);
+        assert!(!d.link());
+        // The link going away wakes nothing.
+        assert_eq!(d.counters.wol_wake_link, 0);
+        e.now += Duration::from_millis(100);
+        d.tick(&mut e);
+        assert!(d.link());
+        assert_eq!(d.counters.wol_wake_link, u64::from(armed));
+        assert_eq!(d.counters.pme, u64::from(armed));
+        // No interrupt from a card in D3hot.
+        assert_eq!(e.irqs, irqs);
+    }
 }

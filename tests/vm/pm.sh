@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # System sleep: the driver's suspend and resume (dev_pm_ops) through the kernel's own suspend
-# test, with traffic before and after, and Wake-on-LAN. `pm_test` "platform" runs every phase a
-# real suspend runs up to the platform's own (the PCI core saves the card's state and puts it
-# in D3hot, where the model forgets every register), waits, and resumes. s2idle ("freeze")
-# is the sleep state every QEMU guest has. Needs CONFIG_PM_DEBUG: Debian's kernel.
+# test, with traffic before and after, and Wake-on-LAN (magic packet, link change).
+# `pm_test` "platform" runs every phase a real suspend runs up to the platform's own (the PCI
+# core saves the card's state and puts it in D3hot, where the model forgets every register),
+# waits, and resumes. s2idle ("freeze") is the sleep state every QEMU guest has. Needs
+# CONFIG_PM_DEBUG: Debian's kernel. Run it with VM_SLEEP=1 (Documentation/vm.rst).
 set -u
 source "$VM_LIB"
 
@@ -14,14 +15,14 @@ BDF=$(basename "$(readlink -f /sys/class/net/eth0/device)")
 # One sleep: the card must go to D3hot and come back through the reset of D3hot -> D0.
 sleep_cycle() {
 	local d0 r0
-	d0=$(sim pm_d3_entries)
-	r0=$(sim pm_resets)
+	d0=$(sim pm.d3_entries)
+	r0=$(sim pm.resets)
 	echo platform >/sys/power/pm_test || return 1
 	echo 2 >/sys/module/suspend/parameters/pm_test_delay
 	echo freeze >/sys/power/state || { echo "suspend failed"; dmesg | tail -20; return 1; }
-	sim_at_least pm_d3_entries 50 $((d0 + 1)) || return 1
-	sim_at_least pm_resets 50 $((r0 + 1)) || return 1
-	echo "= pm_d3_entries $d0 -> $(sim pm_d3_entries), pm_resets $r0 -> $(sim pm_resets)"
+	sim_at_least pm.d3_entries 50 $((d0 + 1)) || return 1
+	sim_at_least pm.resets 50 $((r0 + 1)) || return 1
+	echo "= pm_d3_entries $d0 -> $(sim pm.d3_entries), pm_resets $r0 -> $(sim pm.resets)"
 }
 
 # Nothing touched the card's registers while it slept (they read all-ones in D3hot).
@@ -51,24 +52,39 @@ wol_magic_wakes() {
 	ethtool eth0 | grep -q 'Wake-on: g' || { echo "Wake-on not g"; return 1; }
 	grep -qx enabled "/sys/bus/pci/devices/$BDF/power/wakeup" ||
 		{ echo "PCI wakeup: $(cat "/sys/bus/pci/devices/$BDF/power/wakeup")"; return 1; }
-	w0=$(sim wol_wake)
+	w0=$(sim pm.wol_wake_by.magic)
 	sim_control "wake magic"
 	sleep_cycle || return 1
-	sim_at_least wol_wake 20 $((w0 + 1)) || return 1
-	echo "= wol_wake $w0 -> $(sim wol_wake), pme $(sim pme)"
-	[ "$(sim pme)" -ge 1 ] || { echo "the wake did not set PME_Status"; return 1; }
+	sim_at_least pm.wol_wake_by.magic 20 $((w0 + 1)) || return 1
+	echo "= magic-packet wakes $w0 -> $(sim pm.wol_wake_by.magic), pme $(sim pm.pme)"
+	[ "$(sim pm.pme)" -ge 1 ] || { echo "the wake did not set PME_Status"; return 1; }
+}
+
+# Armed for a link change (WoL p): the model takes the cable out and puts it back while the
+# card sleeps; the link coming up wakes it (the PHY stays powered for it on AR8151).
+wol_link_wakes() {
+	local w0 p0
+	ethtool -s eth0 wol p || return 1
+	ethtool eth0 | grep -q 'Wake-on: p' || { echo "Wake-on not p"; return 1; }
+	w0=$(sim pm.wol_wake_by.link_change)
+	p0=$(sim pm.pme)
+	sim_control "wake link"
+	sleep_cycle || return 1
+	sim_at_least pm.wol_wake_by.link_change 20 $((w0 + 1)) || return 1
+	[ "$(sim pm.pme)" -gt "$p0" ] || { echo "the wake did not set PME_Status"; return 1; }
+	echo "= link-change wakes $w0 -> $(sim pm.wol_wake_by.link_change)"
 }
 
 # Without Wake-on-LAN a magic packet finds nothing armed (and on AR8151 the PHY is down).
 wol_off_sleeps() {
 	local w0 p0
 	wol_off || return 1
-	w0=$(sim wol_wake)
+	w0=$(sim pm.wol_wake)
 	p0=$(sim phy_power_downs)
 	sim_control "wake magic"
 	sleep_cycle || return 1
 	nap 0.5
-	[ "$(sim wol_wake)" = "$w0" ] || { echo "woke without Wake-on-LAN"; return 1; }
+	[ "$(sim pm.wol_wake)" = "$w0" ] || { echo "woke without Wake-on-LAN"; return 1; }
 	if [ "$PERSONALITY" = ar8151 ]; then
 		[ "$(sim phy_power_downs)" -gt "$p0" ] || { echo "the PHY stayed powered"; return 1; }
 	fi
@@ -89,6 +105,8 @@ check "Wake-on-LAN off: sleeps without a wake" wol_off_sleeps
 check "traffic after resume (WoL off)" traffic
 check "Wake-on-LAN g: a magic packet wakes the card" wol_magic_wakes
 check "traffic after resume (WoL g)" traffic
+check "Wake-on-LAN p: the link coming back wakes the card" wol_link_wakes
+check "traffic after resume (WoL p)" traffic
 check "sleep with the interface down, then up" down_sleep_up
 check "no register access in D3hot (all cycles)" quiet_in_d3
 check "kernel log clean" kernel_log_clean

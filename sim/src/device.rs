@@ -872,8 +872,16 @@ impl Device {
             return;
         }
         self.counters.wol_wake_link += 1;
-        self.set(W::OFFSET, wol.with_bit(W::LNKCHG_ST, true).raw());
-        if wol.bit(W::LINK_CHG_PME_EN) && self.cfg.pme() {
+        self.wake_event(W::LNKCHG_ST, W::LINK_CHG_PME_EN);
+    }
+
+    /// A wake event in D3hot: its status bit set in `WOL_CTRL`, and PME_Status if its PME
+    /// enable is set there and the PCI core enabled PME.
+    fn wake_event(&mut self, status: regs::Bit, pme_en: regs::Bit) {
+        use regs::WOL_CTRL as W;
+        let wol = self.reg::<W>();
+        self.set(W::OFFSET, wol.with_bit(status, true).raw());
+        if wol.bit(pme_en) && self.cfg.pme() {
             self.counters.pme += 1;
         }
     }
@@ -1084,10 +1092,7 @@ impl Device {
             return;
         }
         self.counters.wol_wake_magic += 1;
-        self.set(W::OFFSET, wol.with_bit(W::MAGIC_ST, true).raw());
-        if wol.bit(W::MAGIC_PME_EN) && self.cfg.pme() {
-            self.counters.pme += 1;
-        }
+        self.wake_event(W::MAGIC_ST, W::MAGIC_PME_EN);
     }
 
     fn rx_enabled(&self) -> bool {

@@ -58,8 +58,11 @@ const REGS_DUMP: [usize; 22] = [
 const REGS_LEN: usize = 74;
 /// `AT_EEPROM_LEN`.
 const EEPROM_LEN: usize = 512;
-/// `WAKE_PHY | WAKE_MAGIC`: what the chip can wake on (`atl1c_get_wol`).
-const WOL_SUPPORTED: u32 = (1 << 0) | (1 << 5);
+/// `WAKE_PHY`, `WAKE_MAGIC` (`include/uapi/linux/ethtool.h`).
+pub(super) const WAKE_PHY: u32 = 1 << 0;
+pub(super) const WAKE_MAGIC: u32 = 1 << 5;
+/// What the chip can wake on (`atl1c_get_wol`).
+const WOL_SUPPORTED: u32 = WAKE_PHY | WAKE_MAGIC;
 /// Per-queue `ethtool -S` counters, tx then rx: what only the driver counts. Packets, bytes,
 /// queue stops and rx allocation failures are netdev qstats, and `ethtool -S` does not repeat
 /// what the standard interfaces carry (Documentation/networking/statistics.rst).

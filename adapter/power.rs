@@ -8,7 +8,13 @@ use core::sync::atomic::Ordering;
 
 use kernel::prelude::*;
 
-use super::Adapter;
+use super::{
+    ethtool::{
+        WAKE_MAGIC,
+        WAKE_PHY, //
+    },
+    Adapter, //
+};
 use crate::{
     hw::{
         self,
@@ -21,10 +27,6 @@ use crate::{
     },
     regs,
 };
-
-/// `WAKE_PHY`, `WAKE_MAGIC` (`include/uapi/linux/ethtool.h`).
-const WAKE_PHY: u32 = 1 << 0;
-const WAKE_MAGIC: u32 = 1 << 5;
 
 impl Adapter<'_> {
     /// The wake events armed with `ethtool -s wol`.
@@ -82,7 +84,7 @@ impl Adapter<'_> {
     /// `up` retry.
     pub(crate) fn resume(&self, dev: NetDev<'_>, running: bool) -> Result {
         self.suspended.store(false, Ordering::Release);
-        if self.gone.load(Ordering::Relaxed) || self.card_gone() {
+        if self.card_gone() {
             return Err(ENODEV);
         }
         // What was pending when it went to sleep is moot: the card starts from scratch.

@@ -145,6 +145,12 @@ impl<'a> NetDev<'a> {
         unsafe { nb::netif_device_attach(self.raw()) }
     }
 
+    /// Whether the device is up (`netif_running`).
+    pub(crate) fn running(&self) -> bool {
+        // SAFETY: valid net_device; reads its state bits.
+        unsafe { nb::netif_running(self.raw()) }
+    }
+
     /// Whether the device is present (not detached).
     pub(crate) fn present(&self) -> bool {
         // SAFETY: valid net_device; reads its state bits.

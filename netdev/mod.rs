@@ -146,6 +146,18 @@ pub(crate) fn bh_disabled<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Runs `f` with RTNL held (`rtnl_lock`), in process context: open, stop, unregister and the
+/// ethtool changes wait meanwhile. `f` may sleep.
+pub(super) fn rtnl_locked<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: paired with the unlock below; the callers (work items, device callbacks) run in
+    // process context, where taking a mutex may sleep.
+    unsafe { nb::atl1c_rs_rtnl_lock() };
+    let r = f();
+    // SAFETY: taken above.
+    unsafe { nb::atl1c_rs_rtnl_unlock() };
+    r
+}
+
 /// `-EOPNOTSUPP` (the kernel crate names only `ENOTSUPP`, which ethtool users do not expect).
 pub(crate) fn eopnotsupp() -> Error {
     // CAST: a small errno constant.

@@ -182,8 +182,7 @@ impl<T: NetDevOps> Vtable<T> {
     unsafe extern "C" fn eth_ioctl(dev: *mut nb::net_device, ifr: *mut kb::ifreq, cmd: i32) -> i32 {
         // SAFETY: as for `open`.
         let (t, d) = unsafe { Self::driver(dev) };
-        // SAFETY: valid net_device.
-        if !unsafe { nb::netif_running(dev) } {
+        if !d.running() {
             return EINVAL.to_errno();
         }
         let Ok(cmd) = u32::try_from(cmd) else {
@@ -319,16 +318,15 @@ impl<T: NetDevOps> Vtable<T> {
         let p = unsafe { work.byte_sub(core::mem::offset_of!(Priv, task)) }.cast::<Priv>();
         // SAFETY: `Priv::dev` was set at allocation.
         let dev = unsafe { (*p).dev };
-        // SAFETY: RTNL serialises us with open/stop/unregister.
-        unsafe { nb::atl1c_rs_rtnl_lock() };
-        // SAFETY: a valid net_device (not freed: see above).
-        if unsafe { nb::netif_running(dev) } {
-            // SAFETY: registered device of ours, under RTNL.
-            let (t, d) = unsafe { Self::driver(dev) };
-            t.task(d);
-        }
-        // SAFETY: taken above.
-        unsafe { nb::atl1c_rs_rtnl_unlock() };
+        // RTNL serialises us with open/stop/unregister.
+        super::rtnl_locked(|| {
+            // SAFETY: a valid net_device (not freed: see above).
+            if unsafe { nb::netif_running(dev) } {
+                // SAFETY: registered device of ours, under RTNL.
+                let (t, d) = unsafe { Self::driver(dev) };
+                t.task(d);
+            }
+        });
     }
 
     /// `features_check` trampoline.

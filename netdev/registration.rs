@@ -372,16 +372,10 @@ impl<T: EthtoolOps + IrqHandler> NetDriver<T> {
     /// device's own callbacks that the stack does not serialise (system sleep): open, stop and
     /// the ethtool changes wait meanwhile, as igb's `__igb_shutdown` makes them.
     pub(crate) fn with_rtnl<R>(&self, f: impl FnOnce(NetDev<'_>, bool) -> R) -> R {
-        // SAFETY: process context (the device callbacks this is for may sleep); released
-        // below.
-        unsafe { nb::atl1c_rs_rtnl_lock() };
-        let dev = self.dev();
-        // SAFETY: our net_device, alive while `self` is.
-        let running = unsafe { nb::netif_running(dev.raw()) };
-        let r = f(dev, running);
-        // SAFETY: taken above.
-        unsafe { nb::atl1c_rs_rtnl_unlock() };
-        r
+        super::rtnl_locked(|| {
+            let dev = self.dev();
+            f(dev, dev.running())
+        })
     }
 }
 

@@ -124,6 +124,10 @@ pub struct Counters {
     /// Moves from D3hot back to D0: each resets the function, every register back to its
     /// power-on value (No_Soft_Reset is clear).
     pub pm_resets: u64,
+    /// Conventional resets of the function (VFIO_USER_DEVICE_RESET: QEMU's at boot, a
+    /// secondary bus reset from the root port above, as AER recovery does): every register
+    /// and the configuration space back at their power-on values.
+    pub pci_resets: u64,
     /// Wake events: magic packets for the station address that reached the card in D3hot
     /// with `WOL_CTRL` `MAGIC_EN` armed...
     pub wol_wake_magic: u64,
@@ -408,17 +412,33 @@ impl Device {
     /// The function's reset on D3hot -> D0: a freshly powered card, with its configuration
     /// space, the cable, the EEPROM, what faults are armed and the counters kept.
     fn power_on_reset(&mut self) {
+        let cfg = self.fresh();
+        self.cfg = cfg;
+        self.counters.pm_resets += 1;
+    }
+
+    /// A conventional reset (a secondary bus reset, or QEMU's at boot): a freshly powered
+    /// card, its configuration space too (the PCI core restores what it saved); the cable,
+    /// the EEPROM, what faults are armed and the counters kept.
+    pub fn function_reset(&mut self) {
+        let _ = self.fresh();
+        self.counters.pci_resets += 1;
+    }
+
+    /// Makes this a freshly powered card but for what is outside the function (the cable,
+    /// the EEPROM, the test's faults, wake stimuli and counters); returns the configuration
+    /// space it had.
+    fn fresh(&mut self) -> ConfigSpace {
         let fresh = Device::new(self.pers, self.perm_mac);
         let old = std::mem::replace(self, fresh);
-        self.cfg = old.cfg;
         self.counters = old.counters;
-        self.counters.pm_resets += 1;
         self.faults = old.faults;
         self.eeprom = old.eeprom;
         self.wake_on_d3 = old.wake_on_d3;
         self.wake_at = old.wake_at;
         self.link = old.link;
         self.phy = Phy::new(old.link);
+        old.cfg
     }
 
     /// SIM_CONTROL `wake magic`: a magic packet for the station address arrives from the wire
@@ -1465,6 +1485,7 @@ impl Device {
             "rings": self.rings_json(),
             "state": self.state_json(),
             "pm": self.pm_json(),
+            "pci": {"resets": c.pci_resets},
         })
     }
 

@@ -279,11 +279,7 @@ impl ServerBackend for Backend {
 
     fn reset(&mut self) -> std::io::Result<()> {
         let mut m = self.shared.lock();
-        let pers = m.dev.personality();
-        let counters = m.dev.counters.clone();
-        let mac = m.dev.mac();
-        m.dev = Device::new(pers, mac);
-        m.dev.counters = counters;
+        m.dev.function_reset();
         m.io.msi_enabled = false;
         Ok(())
     }

@@ -888,6 +888,27 @@ fn d3hot_hides_the_registers_and_d0_resets_them() {
     assert_eq!(d.counters.protocol_errors.get("mmio_in_d3"), Some(&2));
 }
 
+#[test]
+fn function_reset_clears_registers_and_config_space() {
+    let (mut d, mut e) = up(Personality::Ar8151);
+    post_rfds(&mut d, &mut e, 0, 8);
+    w32(&mut d, &mut e, regs::MAC_STA_ADDR::OFFSET, 0x0102_0304);
+    // What the PCI core programmed: memory and bus master, MSI on.
+    d.config_write(&mut e, 0x04, &0x0006u16.to_le_bytes());
+    d.config_write(&mut e, 0x4a, &0x0081u16.to_le_bytes());
+    assert!(d.cfg.bus_master() && d.cfg.msi_enabled());
+    d.function_reset();
+    assert_eq!(d.counters.pci_resets, 1);
+    assert_eq!(d.counters.pm_resets, 0);
+    // Configuration space and registers at their power-on values; the EEPROM's station
+    // address loaded again.
+    assert!(!d.cfg.bus_master() && !d.cfg.msi_enabled());
+    assert_eq!(r32(&mut d, &mut e, regs::MAC_CTRL::OFFSET), 0);
+    assert_eq!(r32(&mut d, &mut e, regs::RXQ_CTRL::OFFSET), 0);
+    assert_eq!(r32(&mut d, &mut e, regs::IMR::OFFSET), 0);
+    assert_eq!(d.mac(), MAC);
+}
+
 /// What `atl1c_power_saving` leaves with WoL `g`: the receiver on with broadcast, and
 /// `WOL_CTRL` `MAGIC_EN | MAGIC_PME_EN`.
 fn arm_magic(d: &mut Device, e: &mut TestEnv) {

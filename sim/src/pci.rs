@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! PCI configuration space of the card, as the C driver and the PCI core expect it:
-//! vendor 0x1969, class 0x020000, a 256 KiB memory BAR0, and PM (0x40), MSI (0x48, 64-bit,
-//! one vector) and PCIe v2 endpoint (0x58) capabilities.
+//! vendor 0x1969, class 0x020000, a 256 KiB memory BAR0, PM (0x40), MSI (0x48, 64-bit, one
+//! vector) and PCIe v2 endpoint (0x58) capabilities, and Advanced Error Reporting (0x100) as
+//! the AR8151 has it.
 
 /// Size of the configuration space region served (PCIe extended).
 pub const CFG_SIZE: usize = 4096;
@@ -12,6 +13,20 @@ pub const BAR0_SIZE: u32 = 0x40000;
 const PM_CAP: usize = 0x40;
 const MSI_CAP: usize = 0x48;
 const PCIE_CAP: usize = 0x58;
+const AER_CAP: usize = 0x100;
+
+/// AER's uncorrectable error bits (status, mask, severity), PCIe 2.0: data link protocol,
+/// surprise down, poisoned TLP to unsupported request, ACS, internal, multicast blocked,
+/// atomic egress, TLP prefix blocked.
+const AER_UNCOR: u32 = 0x03ff_f030;
+/// ... their severities at reset: data link protocol, surprise down, flow control protocol,
+/// receiver overflow, malformed TLP and internal errors fatal.
+const AER_UNCOR_SEVER: u32 = 0x0046_2030;
+/// AER's correctable error bits: receiver error, bad TLP, bad DLLP, REPLAY_NUM rollover,
+/// replay timer timeout, advisory non-fatal, internal, header log overflow.
+const AER_COR: u32 = 0x0000_f1c1;
+/// ... of which advisory non-fatal is masked at reset.
+const AER_COR_MASK: u32 = 0x0000_2000;
 
 const PMC_PME_D0: u16 = 1 << 11;
 const PMC_PME_D3HOT: u16 = 1 << 14;
@@ -71,6 +86,17 @@ impl ConfigSpace {
         c.mask16(PCIE_CAP + 8, 0x7fff); // DEVCTL
         c.w1c[PCIE_CAP + 10] = 0x0f; // DEVSTA error bits
         c.w1c[0x07] = 0xf9; // status error bits
+
+        // AER v1, the last extended capability: status W1C, masks and severity writable,
+        // capabilities and header log read-only (no ECRC).
+        c.set32(AER_CAP, 0x0001_0001);
+        c.w1c32(AER_CAP + 0x04, AER_UNCOR);
+        c.mask32(AER_CAP + 0x08, AER_UNCOR);
+        c.set32(AER_CAP + 0x0c, AER_UNCOR_SEVER);
+        c.mask32(AER_CAP + 0x0c, AER_UNCOR);
+        c.w1c32(AER_CAP + 0x10, AER_COR);
+        c.set32(AER_CAP + 0x14, AER_COR_MASK);
+        c.mask32(AER_CAP + 0x14, AER_COR);
         c
     }
 
@@ -88,6 +114,10 @@ impl ConfigSpace {
 
     fn mask32(&mut self, at: usize, m: u32) {
         self.wmask[at..at + 4].copy_from_slice(&m.to_le_bytes());
+    }
+
+    fn w1c32(&mut self, at: usize, m: u32) {
+        self.w1c[at..at + 4].copy_from_slice(&m.to_le_bytes());
     }
 
     /// Reads `buf.len()` bytes at `offset`; bytes past the end read as 0xff.
@@ -165,6 +195,29 @@ mod tests {
         assert_eq!((c.data[0x40], c.data[0x41]), (0x01, 0x48));
         assert_eq!((c.data[0x48], c.data[0x49]), (0x05, 0x58));
         assert_eq!((c.data[0x58], c.data[0x59]), (0x10, 0x00));
+        // Extended: AER v1 at 0x100, the last.
+        c.read(0x100, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0x0001_0001);
+    }
+
+    #[test]
+    fn aer_registers() {
+        let mut c = ConfigSpace::new(0x1073, 0xc1);
+        let mut b = [0u8; 4];
+        c.read(0x10c, &mut b);
+        assert_eq!(u32::from_le_bytes(b), AER_UNCOR_SEVER);
+        // Severity and masks are the guest's; status bits clear on a write of one.
+        c.write(0x10c, &0u32.to_le_bytes());
+        c.read(0x10c, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0);
+        c.set32(0x104, 0x0000_4010);
+        c.write(0x104, &0x0000_4000u32.to_le_bytes());
+        c.read(0x104, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0x10);
+        // The header log is read-only.
+        c.write(0x11c, &u32::MAX.to_le_bytes());
+        c.read(0x11c, &mut b);
+        assert_eq!(u32::from_le_bytes(b), 0);
     }
 
     #[test]

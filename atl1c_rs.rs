@@ -36,6 +36,11 @@ use hw::{
     NicType,
     RegIo, //
 };
+use netdev::{
+    PciChannel,
+    PciDeviceExt,
+    PciErs, //
+};
 use regs::Register;
 
 pub(crate) type Bar0<'a> = pci::Bar<'a, { regs::BAR0_SIZE }>;
@@ -235,7 +240,7 @@ impl pci::Driver for Atl1cDriver {
     }
 }
 
-impl netdev::PciPm for Atl1cDriver {
+impl netdev::PciDriverExt for Atl1cDriver {
     fn suspend<'bound>(
         _pdev: &'bound pci::Device<Core<'_>>,
         this: Pin<&Self::Data<'bound>>,
@@ -262,10 +267,56 @@ impl netdev::PciPm for Atl1cDriver {
     fn wake_armed(this: Pin<&Self::Data<'_>>) -> bool {
         this.net.data().wake_armed()
     }
+
+    fn error_detected<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&Self::Data<'bound>>,
+        state: PciChannel,
+    ) -> PciErs {
+        let a = this.net.data();
+        if state == PciChannel::PermFailure {
+            // The device is about to be removed: the stack is kept out until then.
+            this.net.with_rtnl(|dev, _| dev.detach());
+            return PciErs::Disconnect;
+        }
+        this.net.with_rtnl(|dev, running| {
+            a.io_error_detected(dev, running, state == PciChannel::Frozen)
+        });
+        this.net.synchronize_irq();
+        pdev.disable_device();
+        PciErs::NeedReset
+    }
+
+    fn slot_reset<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        this: Pin<&Self::Data<'bound>>,
+    ) -> PciErs {
+        // The reset cleared the configuration space (BAR, MSI) and the PCI core does not
+        // restore it after an error reset: what it saved goes back first.
+        pdev.restore_state();
+        if pdev.enable_device_mem().is_err() {
+            dev_err!(pdev.as_ref(), "cannot enable the device after the reset\n");
+            return PciErs::Disconnect;
+        }
+        pdev.set_master();
+        pdev.disable_wake();
+        let a = this.net.data();
+        if this.net.with_rtnl(|dev, _| a.io_slot_reset(dev)) {
+            PciErs::Recovered
+        } else {
+            PciErs::Disconnect
+        }
+    }
+
+    fn error_resume<'bound>(_pdev: &'bound pci::Device<Core<'_>>, this: Pin<&Self::Data<'bound>>) {
+        let a = this.net.data();
+        this.net.with_rtnl(|dev, running| a.io_resume(dev, running));
+    }
 }
 
-// `module_pci_driver!` with the registration that carries system sleep and shutdown.
-kernel::module_driver!(<T>, netdev::PmAdapter<T>, {
+// `module_pci_driver!` with the registration that carries system sleep, shutdown and PCI error
+// recovery.
+kernel::module_driver!(<T>, netdev::PciAdapter<T>, {
     type: Atl1cDriver,
     name: "atl1c_rs",
     authors: ["atl1c_rs developers"],

@@ -194,7 +194,7 @@ impl Adapter<'_> {
         let io = self.io();
         netdev::bh_disabled(|| {
             let mut acc = self.mac_stats.lock();
-            if self.gone.load(Ordering::Relaxed) || self.asleep() {
+            if self.gone.load(Ordering::Relaxed) || self.offline() {
                 return *acc;
             }
             let mut now = [0u32; MAC_STATS];

@@ -218,7 +218,7 @@ impl Adapter<'_> {
     /// The task (process context, RTNL held): a card that is gone, a reset asked for by the
     /// interrupt or a tx timeout, a link change.
     pub(super) fn link_task(&self, dev: NetDev<'_>) {
-        if self.asleep() {
+        if self.offline() {
             // Queued before the suspend took RTNL; resume sets the card up from scratch.
             return;
         }

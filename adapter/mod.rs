@@ -13,6 +13,7 @@ mod ethtool;
 mod irq;
 mod link;
 mod power;
+mod recovery;
 mod rx;
 mod tx;
 
@@ -194,8 +195,9 @@ pub(crate) struct Adapter<'a> {
     /// The card reads all-ones where it cannot: it is gone (surprise removal); nothing is
     /// asked of it any more.
     gone: AtomicBool,
-    /// System sleep: the card is in (or on its way to) D3hot; see [`Self::asleep`].
-    suspended: AtomicBool,
+    /// The card is out of reach for a while: asleep (system sleep, D3hot) or in PCI error
+    /// recovery; see [`Self::offline`].
+    offline: AtomicBool,
     napi: netdev::NapiSet,
     rx_csum: AtomicBool,
     /// The MAC strips VLAN tags into the RRD (`NETIF_F_HW_VLAN_CTAG_RX`) and inserts them
@@ -285,7 +287,7 @@ impl<'a> Adapter<'a> {
                 hw_errors: AtomicU64::new(0),
                 resets: AtomicU64::new(0),
                 gone: AtomicBool::new(false),
-                suspended: AtomicBool::new(false),
+                offline: AtomicBool::new(false),
                 napi: netdev::NapiSet::new()?,
                 rx_csum: AtomicBool::new(nic == NicType::Mt),
                 vlan_strip: AtomicBool::new(true),
@@ -439,6 +441,13 @@ impl Adapter<'_> {
         self.io().write(regs::IMR(0));
     }
 
+    /// Whether the card is offline (system sleep or PCI error recovery, until resume): nothing
+    /// reaches its registers, which in D3hot or on a frozen link read all-ones. The link task
+    /// and the MAC counters leave it alone; resume sets it up from scratch.
+    pub(super) fn offline(&self) -> bool {
+        self.offline.load(Ordering::Acquire)
+    }
+
     /// Whether the card is gone: once a read returned all-ones where the card cannot (here
     /// `MASTER_CTRL`, whose reserved bits read 0), for good. The first time, the task is
     /// scheduled to take the interface down.
@@ -543,7 +552,7 @@ impl Adapter<'_> {
     /// are empty, and only what is still to do is done.
     fn down(&self, dev: NetDev<'_>) {
         self.stop_datapath(dev);
-        if !self.gone.load(Ordering::Relaxed) {
+        if !self.gone.load(Ordering::Relaxed) && !self.offline() {
             let _ = self.hw.reset_mac(&self.io());
         }
         dev.carrier_off();

@@ -43,12 +43,6 @@ impl Adapter<'_> {
         self.wake() != hw::Wake::NONE
     }
 
-    /// Whether the card is asleep ([`Self::suspend`] ran, [`Self::resume`] has not): nothing
-    /// reaches its registers, which in D3hot read all-ones.
-    pub(super) fn asleep(&self) -> bool {
-        self.suspended.load(Ordering::Acquire)
-    }
-
     /// `atl1c_suspend`, under RTNL (`running`: the interface is up): the interface stopped
     /// (`atl1c_down`) and detached, the MAC's counters read into the totals (the card loses
     /// them in D3hot), then the card set for sleep: the PHY powered down, or kept up with the
@@ -64,13 +58,13 @@ impl Adapter<'_> {
         }
         dev.detach();
         if self.gone.load(Ordering::Relaxed) {
-            self.suspended.store(true, Ordering::Release);
+            self.offline.store(true, Ordering::Release);
             return;
         }
         let _ = self.mac_counters();
         // From here the task and the counters leave the card alone: a task queued behind
-        // RTNL finds it asleep.
-        self.suspended.store(true, Ordering::Release);
+        // RTNL finds it offline.
+        self.offline.store(true, Ordering::Release);
         let wake = self.wake();
         if self.hw.power_saving(&io, wake, link).is_err() && self.msg(netdev::msg::HW) {
             netdev_err!(dev, "the PHY did not answer while arming wake-up\n");
@@ -83,18 +77,29 @@ impl Adapter<'_> {
     /// leaves the interface detached and down, as a failed reset does: `ip link set down` and
     /// `up` retry.
     pub(crate) fn resume(&self, dev: NetDev<'_>, running: bool) -> Result {
-        self.suspended.store(false, Ordering::Release);
+        self.reinit_card()?;
+        self.reopen(dev, running)
+    }
+
+    /// The card back from sleep or a reset, its registers at their power-on values: online
+    /// again, wake-up disarmed, set up as at probe. `ENODEV` if it reads all-ones.
+    pub(super) fn reinit_card(&self) -> Result {
+        self.offline.store(false, Ordering::Release);
         if self.card_gone() {
             return Err(ENODEV);
         }
-        // What was pending when it went to sleep is moot: the card starts from scratch.
+        // What was pending when it went offline is moot: the card starts from scratch.
         self.reset_pending.store(false, Ordering::Relaxed);
         self.link_event.store(false, Ordering::Relaxed);
         self.io().write(regs::WOL_CTRL(0));
-        self.init_card()?;
+        self.init_card()
+    }
+
+    /// The interface opened again if it was up (`running`), then attached.
+    pub(super) fn reopen(&self, dev: NetDev<'_>, running: bool) -> Result {
         if running {
             if let Err(e) = self.open_hw(dev) {
-                netdev_err!(dev, "open after resume failed: {e:?}\n");
+                netdev_err!(dev, "cannot bring the interface back up: {e:?}\n");
                 return Err(e);
             }
         }

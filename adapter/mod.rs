@@ -721,8 +721,9 @@ impl netdev::NetDevOps for Adapter<'_> {
 
     fn stop(&self, dev: NetDev<'_>) {
         self.down(dev);
-        // A reset whose open failed left the device detached: `ip link set up` retries.
-        if !dev.present() && !self.gone.load(Ordering::Relaxed) {
+        // A reset whose open failed left the device detached: `ip link set up` retries. Not
+        // while the card is offline (PCI error recovery): its resume attaches it.
+        if !dev.present() && !self.gone.load(Ordering::Relaxed) && !self.offline() {
             dev.attach();
         }
     }

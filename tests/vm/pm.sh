@@ -6,7 +6,7 @@
 # `pm_test` "platform" runs every phase a real suspend runs up to the platform's own (the PCI
 # core saves the card's state and puts it in D3hot, where the model forgets every register),
 # waits, and resumes. s2idle ("freeze") is the sleep state every QEMU guest has. Needs
-# CONFIG_PM_DEBUG: Debian's kernel. Run it with VM_SLEEP=1 (Documentation/vm.rst).
+# CONFIG_PM_DEBUG (both kernels have it). Run it with VM_SLEEP=1 (Documentation/vm.rst).
 set -u
 source "$VM_LIB"
 

@@ -279,9 +279,9 @@ impl netdev::PciDriverExt for Atl1cDriver {
             this.net.with_rtnl(|dev, _| dev.detach());
             return PciErs::Disconnect;
         }
-        this.net.with_rtnl(|dev, running| {
-            a.io_error_detected(dev, running, state == PciChannel::Frozen)
-        });
+        // `atl1c_io_error_detected`: on a frozen link the card cannot be read or written.
+        this.net
+            .with_rtnl(|dev, running| a.take_offline(dev, running, state != PciChannel::Frozen));
         this.net.synchronize_irq();
         pdev.disable_device();
         PciErs::NeedReset

@@ -43,28 +43,38 @@ impl Adapter<'_> {
         self.wake() != hw::Wake::NONE
     }
 
-    /// `atl1c_suspend`, under RTNL (`running`: the interface is up): the interface stopped
-    /// (`atl1c_down`) and detached, the MAC's counters read into the totals (the card loses
-    /// them in D3hot), then the card set for sleep: the PHY powered down, or kept up with the
-    /// receiver on for the wake events armed.
+    /// Takes the card offline, under RTNL (`running`: the interface is up): the interface
+    /// detached and stopped, the MAC counters read into the totals where the card can still be
+    /// read (`reachable`; the D3hot or the reset that follows clears them), and from then on
+    /// the link task and the counters leave the card alone (a task queued behind RTNL finds it
+    /// offline). An unreachable card (a frozen link: `atl1c_io_error_detected`) is offline
+    /// from the start, so that stopping the interface does not touch it either.
+    pub(crate) fn take_offline(&self, dev: NetDev<'_>, running: bool, reachable: bool) {
+        if !reachable {
+            self.offline.store(true, Ordering::Release);
+        }
+        dev.detach();
+        if running {
+            self.down(dev);
+        }
+        if reachable && !self.gone.load(Ordering::Relaxed) {
+            let _ = self.mac_counters();
+        }
+        self.offline.store(true, Ordering::Release);
+    }
+
+    /// `atl1c_suspend`, under RTNL: the card taken offline, then set for sleep: the PHY
+    /// powered down, or kept up with the receiver on for the wake events armed.
     pub(crate) fn suspend(&self, dev: NetDev<'_>, running: bool) {
         let link = netdev::bh_disabled(|| *self.link.lock());
         let io = self.io();
         if !self.gone.load(Ordering::Relaxed) {
             self.hw.disable_l0s_l1(&io);
         }
-        if running {
-            self.down(dev);
-        }
-        dev.detach();
+        self.take_offline(dev, running, true);
         if self.gone.load(Ordering::Relaxed) {
-            self.offline.store(true, Ordering::Release);
             return;
         }
-        let _ = self.mac_counters();
-        // From here the task and the counters leave the card alone: a task queued behind
-        // RTNL finds it offline.
-        self.offline.store(true, Ordering::Release);
         let wake = self.wake();
         if self.hw.power_saving(&io, wake, link).is_err() && self.msg(netdev::msg::HW) {
             netdev_err!(dev, "the PHY did not answer while arming wake-up\n");

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! PCI error recovery (`atl1c_io_error_detected`, `atl1c_io_slot_reset`, `atl1c_io_resume`):
-//! the interface stopped and detached when AER reports an error, the card set up from scratch
-//! after the slot reset, the interface brought back once recovery is over.
+//! PCI error recovery (`atl1c_io_slot_reset`, `atl1c_io_resume`): the card set up from
+//! scratch after the slot reset, the interface brought back once recovery is over. When AER
+//! reports the error the card is taken offline as for sleep ([`Adapter::take_offline`]).
 
 use core::sync::atomic::Ordering;
 
@@ -14,25 +14,6 @@ use crate::netdev::{
 };
 
 impl Adapter<'_> {
-    /// `atl1c_io_error_detected`, under RTNL (`running`: the interface is up). On a frozen
-    /// link nothing reaches the card: the interface is stopped without it (no MAC reset, no
-    /// counters read). On a working one (a non-fatal error) the MAC counters are read into the
-    /// totals first, as the reset that follows may clear them. Either way the card is offline
-    /// until [`Self::io_slot_reset`].
-    pub(crate) fn io_error_detected(&self, dev: NetDev<'_>, running: bool, frozen: bool) {
-        if frozen {
-            self.offline.store(true, Ordering::Release);
-        }
-        dev.detach();
-        if running {
-            self.down(dev);
-        }
-        if !frozen && !self.gone.load(Ordering::Relaxed) {
-            let _ = self.mac_counters();
-        }
-        self.offline.store(true, Ordering::Release);
-    }
-
     /// `atl1c_io_slot_reset`, under RTNL, the PCI core's state restored: the card set up again
     /// as at probe (after a reset every register has its power-on value). A card that read
     /// all-ones during the error is given a new chance: `gone` is what it reads now.

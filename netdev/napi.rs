@@ -205,28 +205,38 @@ impl NapiSet {
     }
 
     /// Adds instance `i` to the net_device: rx instances with their persistent config (index
-    /// `i`), tx ones without (they have no NAPI id), each with the interrupt line.
+    /// `i`), tx ones without (they have no NAPI id), each with the interrupt line. `ENOMEM`
+    /// (and not added) if the instance's config asks for threaded NAPI and its thread could
+    /// not be made: `napi_enable` would try again and WARN when that fails too (7.2's
+    /// `napi_restore_config`; the core clears only the device's mode, not the config's).
     ///
     /// # Safety
     ///
     /// `priv_` is set, `i < 2 * queues`, instance `i` is not added; process context, RTNL held
     /// or the net_device not registered yet.
-    unsafe fn add(&self, i: usize) {
+    unsafe fn add(&self, i: usize) -> Result {
         use core::sync::atomic::Ordering;
         let p = self.priv_.load(Ordering::Acquire);
         let Some(slot) = self.napi.get(i) else {
-            return;
+            return Ok(());
         };
         // SAFETY: `p` is our private area (type invariant); `i` is within the NAPI array (the
         // function's safety requirement, and `slot` exists), the instance not added. The
         // config index `i` of an rx instance is below `queues`, the net_device's queue count,
-        // which is the size of its `napi_config` array.
+        // which is the size of its `napi_config` array. `config` is null or points into
+        // that array, which lives as long as the net_device.
         unsafe {
             let raw = (*p).dev;
             let n = (&raw mut (*p).napi).cast::<nb::napi_struct>().add(i);
             if i < (*p).queues {
                 // CAST: below MAX_NAPI.
                 nb::netif_napi_add_config(raw, n, (*p).poll, i as i32);
+                let config = (*n).config;
+                if !config.is_null() && (*config).threaded != 0 && (*n).thread.is_null() {
+                    // Added, never enabled: nothing polls it.
+                    nb::netif_napi_del(n);
+                    return Err(ENOMEM);
+                }
             } else {
                 nb::netif_napi_add_tx_weight(raw, n, (*p).poll, 64);
             }
@@ -236,12 +246,14 @@ impl NapiSet {
             // INVARIANT: instance `i` is added.
             slot.store(n, Ordering::Release);
         }
+        Ok(())
     }
 
     /// Keeps the NAPI instances of queues `0..n` added and removes the others (rx and tx
     /// alike): `n` queues in `ndo_open`, 0 in `ndo_stop`. Added instances start disabled.
     /// `EBUSY` if an instance to remove is still enabled, `EINVAL` for more queues than the
-    /// device has. Process context, RTNL held.
+    /// device has, `ENOMEM` if a NAPI thread could not be made (what was added stays, for
+    /// `set_queues(0)` to remove). Process context, RTNL held.
     pub(crate) fn set_queues(&self, n: usize) -> Result {
         use core::sync::atomic::Ordering;
         let p = self.priv_.load(Ordering::Acquire);
@@ -266,7 +278,7 @@ impl NapiSet {
             if keep(i) && !added {
                 // SAFETY: `priv_` set, `i < 2 * queues`, not added; process context under
                 // RTNL (this function's requirement).
-                unsafe { self.add(i) };
+                unsafe { self.add(i) }?;
             } else if !keep(i) && added {
                 // INVARIANT: the instance is removed below.
                 let n = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);

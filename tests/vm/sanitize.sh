@@ -4,17 +4,20 @@
 # The sanitizer tier (the test kernel: KASAN, kmemleak, DMA-API debugging, UBSAN, lockdep,
 # fault injection): traffic both ways, down/up and MTU changes under traffic, then allocation
 # failures injected into the driver's own calls (failslab and fail_page_alloc, limited to
-# stacks through the driver's code) at open, at rx refill and at xmit. Each must fail
-# cleanly: open returns an error and leaves the interface down, a refill that fails is
-# counted (netdev qstats rx-alloc-fail) and retried, and xmit, which allocates nothing, sends
-# on; traffic resumes once the injection stops. Last, rmmod: no DMA mapping left behind, no
+# stacks through the driver's code) at open (at random; with every NAPI thread failing; with
+# SWEEP=1 each slab allocation in turn), at rx refill and at xmit. Each must fail cleanly:
+# open returns an error and leaves the interface down, a refill that fails is counted
+# (netdev qstats rx-alloc-fail) and retried, and xmit, which allocates nothing, sends on;
+# traffic resumes once the injection stops. Last, rmmod: no DMA mapping left behind, no
 # leak (kmemleak).
 #
-# ROUNDS (default 3) sets the down/up and MTU rounds, for a longer run that sources this one.
+# ROUNDS (default 3) sets the down/up and MTU rounds, for a longer run that sources this one;
+# SWEEP=1 adds the sweep of every slab allocation in ndo_open (make soak).
 set -u
 source "$VM_LIB"
 
 ROUNDS=${ROUNDS:-3}
+SWEEP=${SWEEP:-0}
 case $PERSONALITY in
 mikrotik) JUMBO=9000 ;;
 *) JUMBO=4000 ;;
@@ -87,6 +90,81 @@ open_fails() {
 	done
 	echo "= 10 opens with 30% of allocations failing: $ok succeeded, $failed failed"
 	ip link set eth0 up || return 1
+	link_up || return 1
+	ping_resumes
+}
+
+# Threaded NAPI on (the user's choice), its threads cannot be made: every allocation under
+# the core's napi_kthread_create fails while the interface comes up. Open fails with ENOMEM
+# and the interface stays down; nothing WARNs (7.2's napi_enable makes an instance's thread
+# again when its persistent config asks for one, and WARNs if that fails too); the next open
+# makes them.
+napi_thread_fails() {
+	local d=/sys/kernel/debug/failslab r rc=0
+	r=$(sort /proc/kallsyms | awk '$3 == "napi_kthread_create" { s = $1; next } s { print s, $1; exit }')
+	[ -n "$r" ] || { echo "no napi_kthread_create in /proc/kallsyms"; return 1; }
+	echo 1 >/sys/class/net/eth0/threaded || return 1
+	ip link set eth0 down
+	echo 0 >$d/probability
+	echo "0x${r% *}" >$d/require-start
+	echo "0x${r#* }" >$d/require-end
+	echo 0 >$d/reject-start
+	echo 0 >$d/reject-end
+	echo 32 >$d/stacktrace-depth
+	echo N >$d/task-filter
+	echo 1 >$d/interval
+	echo 0 >$d/space
+	echo $INJECT_TIMES >$d/times
+	echo 100 >$d/probability
+	if ip link set eth0 up 2>/tmp/up.err; then
+		echo "open succeeded without its NAPI threads"
+		rc=1
+	fi
+	echo 0 >$d/probability
+	echo "= failslab: $((INJECT_TIMES - $(cat $d/times))) allocations failed; ip link set up: $(cat /tmp/up.err)"
+	[ $rc = 0 ] || return 1
+	grep -q "Cannot allocate memory" /tmp/up.err || { echo "not ENOMEM"; return 1; }
+	[ "$(cat /sys/class/net/eth0/operstate)" = down ] || { echo "eth0 not down after a failed open"; return 1; }
+	ip link set eth0 up || return 1
+	echo "= threaded $(cat /sys/class/net/eth0/threaded)," \
+		"$(ps -e -o comm= | grep -c '^napi/eth0-') NAPI threads"
+	[ "$(ps -e -o comm= | grep -c '^napi/eth0-')" -ge 1 ] || { echo "no NAPI thread"; return 1; }
+	echo 0 >/sys/class/net/eth0/threaded || return 1
+	link_up || return 1
+	ping_resumes
+}
+
+# Each slab allocation that ndo_open makes through the driver fails in turn, one per open
+# (fail-nth: the k-th allocation whose stack passes the driver's filter): at every one the
+# open fails whole (the interface down) or does without it, and the sweep ends at the first
+# open that made fewer than k. Page allocations (the rx buffers, hundreds) stay out of it:
+# open_fails and refill_fails cover them. About 110 opens, 4 minutes here: SWEEP=1 (make
+# soak).
+open_sweep() {
+	local k left failed=0 ok=0 d=/sys/kernel/debug
+	ip link set eth0 down
+	inject_start failslab 0 || return 1
+	inject_start fail_page_alloc 0 || return 1
+	echo 11 >$d/fail_page_alloc/min-order
+	for ((k = 1; k <= 400; k++)); do
+		left=$(cat $d/failslab/times)
+		if bash -c "echo $k >/proc/self/fail-nth && exec ip link set eth0 up" 2>/dev/null; then
+			[ "$(cat $d/failslab/times)" = "$left" ] && break
+			ok=$((ok + 1))
+		else
+			failed=$((failed + 1))
+			if [ "$(cat /sys/class/net/eth0/operstate)" != down ]; then
+				echo "eth0 $(cat /sys/class/net/eth0/operstate) after open failed at allocation $k"
+				return 1
+			fi
+		fi
+		ip link set eth0 down
+	done
+	echo 0 >$d/fail_page_alloc/min-order
+	inject_stop failslab >/dev/null
+	echo "= allocation k of ndo_open failing, k = 1..$((k - 1)): $failed opens failed," \
+		"$ok did without it; open $k made fewer"
+	[ $k -le 400 ] || { echo "more than 400 allocations in one open"; return 1; }
 	link_up || return 1
 	ping_resumes
 }
@@ -167,6 +245,8 @@ unload_clean() {
 check "traffic both ways" traffic
 check "down/up and MTU changes under a flood, $ROUNDS rounds" lifecycle
 check "allocation failures at open: an error, nothing left behind" open_fails
+check "no NAPI thread: open fails with ENOMEM, nothing WARNs" napi_thread_fails
+[ "$SWEEP" = 1 ] && check "every allocation of open failing in turn: an error or done without" open_sweep
 check "allocation failures at rx refill: counted, retried, rx resumes" refill_fails
 check "xmit allocates nothing: every allocation failing, UDP still goes out" xmit_allocates_nothing
 check "no report from KASAN, UBSAN, lockdep, DMA-API or the lockup detectors" no_kernel_report

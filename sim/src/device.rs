@@ -1491,7 +1491,10 @@ impl Device {
 
     /// Power management and wake-up (see Documentation/sim.rst).
     fn pm_json(&self) -> serde_json::Value {
+        use regs::WOL_CTRL as W;
         let c = &self.counters;
+        let wol = self.reg::<W>();
+        let pme = self.cfg.pme_enabled();
         serde_json::json!({
             "power_state": self.cfg.power_state(),
             "d3_entries": c.pm_d3_entries,
@@ -1499,6 +1502,13 @@ impl Device {
             "wol_wake": c.wol_wake_magic + c.wol_wake_link,
             "wol_wake_by": {"magic": c.wol_wake_magic, "link_change": c.wol_wake_link},
             "pme": c.pme,
+            "pme_enabled": pme,
+            // What would signal PME now: a magic packet (with the receiver on), a link change.
+            "wake_armed": {
+                "magic": pme && wol.bit(W::MAGIC_EN) && wol.bit(W::MAGIC_PME_EN)
+                    && self.reg::<regs::MAC_CTRL>().bit(regs::MAC_CTRL::RX_EN),
+                "link_change": pme && wol.bit(W::LINK_CHG_EN) && wol.bit(W::LINK_CHG_PME_EN),
+            },
         })
     }
 

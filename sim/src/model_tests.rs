@@ -951,6 +951,24 @@ fn a_magic_packet_wakes_an_armed_card_in_d3hot() {
 }
 
 #[test]
+fn stats_show_what_would_wake_the_card() {
+    let (mut d, mut e) = up(Personality::Ar8151);
+    let armed = |d: &Device| d.stats_json()["pm"].clone();
+    assert_eq!(armed(&d)["wake_armed"]["magic"], false);
+    arm_magic(&mut d, &mut e);
+    // Armed in WOL_CTRL, PME not enabled: nothing would signal it.
+    set_power_state(&mut d, &mut e, 3, false);
+    assert_eq!(armed(&d)["pme_enabled"], false);
+    assert_eq!(armed(&d)["wake_armed"]["magic"], false);
+    set_power_state(&mut d, &mut e, 3, true);
+    let pm = armed(&d);
+    assert_eq!(pm["power_state"], 3);
+    assert_eq!(pm["pme_enabled"], true);
+    assert_eq!(pm["wake_armed"]["magic"], true);
+    assert_eq!(pm["wake_armed"]["link_change"], false);
+}
+
+#[test]
 fn nothing_wakes_a_card_without_wol() {
     let (mut d, mut e) = up(Personality::Mikrotik);
     d.wake_magic();

@@ -150,6 +150,11 @@ impl ConfigSpace {
         (self.get16(PM_CAP + 4) & PMCSR_STATE) as u8
     }
 
+    /// Whether the guest enabled PME (PMCSR PME_En): a wake event would signal it.
+    pub fn pme_enabled(&self) -> bool {
+        self.get16(PM_CAP + 4) & PMCSR_PME_EN != 0
+    }
+
     /// Signals a wake event: PME_Status set, if the guest enabled PME (PMCSR PME_En).
     /// Returns whether it was.
     pub fn pme(&mut self) -> bool {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # System sleep: the driver's suspend and resume (dev_pm_ops) through the kernel's own suspend
-# test, with traffic before and after, and Wake-on-LAN (magic packet, link change).
+# test, with traffic before and after, and Wake-on-LAN (magic packet, link change); last, the
+# driver loaded again, a power-off with Wake-on-LAN armed (.shutdown).
 # `pm_test` "platform" runs every phase a real suspend runs up to the platform's own (the PCI
 # core saves the card's state and puts it in D3hot, where the model forgets every register),
 # waits, and resumes. s2idle ("freeze") is the sleep state every QEMU guest has. Needs
@@ -109,6 +110,20 @@ check "Wake-on-LAN p: the link coming back wakes the card" wol_link_wakes
 check "traffic after resume (WoL p)" traffic
 check "sleep with the interface down, then up" down_sleep_up
 check "no register access in D3hot (all cycles)" quiet_in_d3
+# Power-off with Wake-on-LAN g armed, the driver loaded again: its .shutdown arms the magic
+# packet and the card goes to D3hot with PME enabled. Only the model can tell once the guest
+# has ended: scripts/vm checks /job/at-exit against its last counters (Documentation/vm.rst).
+poweroff_armed() {
+	driver_loads || return 1
+	ethtool -s eth0 wol g || return 1
+	ethtool eth0 | grep -q 'Wake-on: g' || { echo "Wake-on not g"; return 1; }
+	[ -d /sys/firmware/acpi ] || { echo "no ACPI: the guest cannot power off"; return 1; }
+	printf '%s\n' '.pm.power_state == 3' '.pm.pme_enabled' '.pm.wake_armed.magic' >/job/at-exit
+	: >/job/poweroff
+	echo "= at exit (scripts/vm checks): $(paste -sd, /job/at-exit)"
+}
+
 check "kernel log clean" kernel_log_clean
 check "rmmod $DRIVER leaves no net_device behind" driver_unloads
+check "power-off armed for a magic packet (checked after the guest ends)" poweroff_armed
 summary
